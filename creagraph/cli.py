@@ -1,0 +1,57 @@
+"""The ``creagraph`` command line: a thin layer over the Python API.
+
+Each job contributes its own Typer app from ``creagraph/<job>/cli.py``; heavy
+libraries (torch, faiss, igraph) are imported inside commands, never at start-up.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from creagraph.core.io import InputError
+
+app = typer.Typer(
+    name="creagraph",
+    help="Measure language-model creativity with knowledge graphs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from creagraph.kg.cli import app as kg_app
+
+    app.add_typer(kg_app, name="kg", help="Knowledge graph: import, inspect, pull, serve.")
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; user errors print one line and exit 2."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except (InputError, FileNotFoundError, ValueError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        typer.secho(f"error: {message}", fg="red", err=True)
+        return 2
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except Exception as exc:  # click's usage errors and aborts
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            typer.echo("aborted", err=True)
+            return 130
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

