@@ -1,1 +1,54 @@
-"""creagraph.judgments"""
+"""Pairwise preferences and rater agreement (SPEC §5).
+
+- :mod:`~creagraph.judgments.bradley_terry` — Bradley–Terry (ML/MAP, ties excluded, as
+  half-wins or Davidson), bootstrap intervals, rank probabilities, tiers, active sampling.
+- :mod:`~creagraph.judgments.llmfao` — the LLMFAO crowd comparisons adapter.
+"""
+
+from creagraph.judgments.bradley_terry import (
+    LEFT,
+    RIGHT,
+    TIE,
+    BTResult,
+    Comparisons,
+    NotIdentifiableError,
+    TiePolicy,
+    apply_empty_rule,
+    bradley_terry,
+    bt_covariance,
+    bt_mle,
+    count_matrices,
+    davidson_mle,
+    elo_scale,
+    is_identifiable,
+    make_comparisons,
+    next_pairs,
+    parse_outcome,
+    win_probabilities,
+)
+from creagraph.judgments.llmfao import LLMFAO_COLUMNS, default_llmfao_path, read_llmfao
+
+__all__ = [
+    "LEFT",
+    "RIGHT",
+    "TIE",
+    "BTResult",
+    "Comparisons",
+    "NotIdentifiableError",
+    "TiePolicy",
+    "apply_empty_rule",
+    "bradley_terry",
+    "bt_covariance",
+    "bt_mle",
+    "count_matrices",
+    "davidson_mle",
+    "elo_scale",
+    "is_identifiable",
+    "make_comparisons",
+    "next_pairs",
+    "parse_outcome",
+    "win_probabilities",
+    "LLMFAO_COLUMNS",
+    "default_llmfao_path",
+    "read_llmfao",
+]

@@ -1,0 +1,1019 @@
+"""Bradley–Terry models for pairwise comparisons, with ties, bootstrap and tiers.
+
+Data convention (shared by every function in :mod:`creagraph.judgments`): ``n_items``
+items are numbered ``0 .. n_items-1``; a comparison is a ``left`` index, a ``right`` index
+and an ``outcome`` (``LEFT = 1``: left wins, ``RIGHT = -1``: right wins, ``TIE = 0``),
+with an optional non-negative ``weight``. Swapping the two sides of a comparison negates
+its outcome. Parameters are natural-log strengths ``theta`` (mean-centred), so that
+
+    P(i beats j) = 1 / (1 + exp(-(theta_i - theta_j))),
+
+as in choix [4]_. Three tie policies are offered:
+
+``"exclude"``
+    Only decisive comparisons enter the likelihood; ties are kept for the diagnostics
+    (tie rate, raw win rate, tie-as-half-win rate). This is the Ekphrasis rule.
+``"half"``
+    A tie counts as half a win for each side (the Chatbot Arena / evalica rule).
+``"davidson"``
+    Ties are modelled explicitly (Davidson [2]_, in Newman's parametrisation [3]_):
+    P(i beats j) = pi_i / D, P(tie) = 2 nu sqrt(pi_i pi_j) / D,
+    D = pi_i + pi_j + 2 nu sqrt(pi_i pi_j), pi = exp(theta).
+
+Empty responses (SPEC §5): an empty response loses to a non-empty one and two empty
+responses tie; see :func:`apply_empty_rule`.
+
+References
+----------
+.. [1] Hunter, D. R. (2004). MM algorithms for generalized Bradley–Terry models.
+   *The Annals of Statistics*, 32(1), 384–406.
+.. [2] Davidson, R. R. (1970). On extending the Bradley–Terry model to accommodate ties
+   in paired comparison experiments. *JASA*, 65(329), 317–328.
+.. [3] Newman, M. E. J. (2023). Efficient computation of rankings from pairwise
+   comparisons. *JMLR*, 24(238), 1–25.
+.. [4] Maystre, L. choix: inference algorithms for models based on Luce's choice axiom.
+   https://github.com/lucasmaystre/choix
+.. [5] Chiang, W.-L. et al. (2024). Chatbot Arena: an open platform for evaluating LLMs
+   by human preference. *ICML*.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import optimize, sparse, stats
+from scipy.sparse.csgraph import connected_components
+
+__all__ = [
+    "LEFT",
+    "RIGHT",
+    "TIE",
+    "TiePolicy",
+    "Comparisons",
+    "BTResult",
+    "NotIdentifiableError",
+    "parse_outcome",
+    "apply_empty_rule",
+    "make_comparisons",
+    "count_matrices",
+    "is_identifiable",
+    "bt_mle",
+    "davidson_mle",
+    "bt_covariance",
+    "win_probabilities",
+    "elo_scale",
+    "bradley_terry",
+    "next_pairs",
+]
+
+LEFT = 1
+RIGHT = -1
+TIE = 0
+
+TiePolicy = Literal["exclude", "half", "davidson"]
+_TIE_POLICIES = ("exclude", "half", "davidson")
+
+_LEFT_WORDS = {"left", "a", "x", "model_a", "first", "1"}
+_RIGHT_WORDS = {"right", "b", "y", "model_b", "second", "2", "-1"}
+_TIE_WORDS = {"tie", "draw", "equal", "both", "neither", "0", "tie (bothbad)", "tie_bothbad"}
+
+ELO_BASE_RATING = 1000.0
+ELO_SCALE = 400.0 / math.log(10.0)
+
+
+class NotIdentifiableError(ValueError):
+    """The maximum-likelihood estimate does not exist (some item never wins or never loses
+    against the rest, i.e. the comparison graph is not strongly connected)."""
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """Pairwise comparisons over labelled items (plain arrays; see module docstring).
+
+    Attributes
+    ----------
+    items : list of str
+        Item labels; index ``k`` of ``left``/``right`` refers to ``items[k]``.
+    left, right : ndarray of int, shape (n,)
+    outcome : ndarray of int8, shape (n,)
+        ``LEFT`` (1), ``RIGHT`` (-1) or ``TIE`` (0).
+    weight : ndarray of float, shape (n,)
+    raters, prompts : ndarray of object, shape (n,), optional
+        Who judged and on which prompt (for agreement and order-swap analyses).
+    """
+
+    items: list[str]
+    left: np.ndarray
+    right: np.ndarray
+    outcome: np.ndarray
+    weight: np.ndarray
+    raters: np.ndarray | None = None
+    prompts: np.ndarray | None = None
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    def __len__(self) -> int:
+        return int(self.left.shape[0])
+
+    def subset(self, mask: np.ndarray) -> Comparisons:
+        """The comparisons selected by a boolean mask or index array (same item list)."""
+        return Comparisons(
+            items=list(self.items),
+            left=self.left[mask],
+            right=self.right[mask],
+            outcome=self.outcome[mask],
+            weight=self.weight[mask],
+            raters=None if self.raters is None else self.raters[mask],
+            prompts=None if self.prompts is None else self.prompts[mask],
+        )
+
+
+def parse_outcome(value: Any, left_label: Any = None, right_label: Any = None) -> int:
+    """Map a winner cell to ``LEFT``, ``RIGHT`` or ``TIE``.
+
+    Accepts ``"left"``/``"right"``/``"tie"`` (and common synonyms such as ``"draw"``,
+    ``"model_a"``, ``"model_b"``), the ints 1/-1/0, the label of the left or right item
+    (when ``left_label``/``right_label`` are given), and an empty cell (a tie: no side
+    preferred).
+
+    Examples
+    --------
+    >>> parse_outcome("left"), parse_outcome("tie"), parse_outcome("gpt", "llama", "gpt")
+    (1, 0, -1)
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return TIE
+    if isinstance(value, bool):
+        raise ValueError(f"unrecognised winner value {value!r}")
+    if isinstance(value, int | np.integer):
+        if int(value) in (LEFT, RIGHT, TIE):
+            return int(value)
+        raise ValueError(f"unrecognised winner value {value!r} (use 1, -1 or 0)")
+    text = str(value).strip()
+    if left_label is not None and text == str(left_label) and text != str(right_label):
+        return LEFT
+    if right_label is not None and text == str(right_label) and text != str(left_label):
+        return RIGHT
+    low = text.lower()
+    if low == "":
+        return TIE
+    if low in _LEFT_WORDS:
+        return LEFT
+    if low in _RIGHT_WORDS:
+        return RIGHT
+    if low in _TIE_WORDS:
+        return TIE
+    raise ValueError(
+        f"unrecognised winner value {value!r} (expected left/right/tie"
+        + (f", {left_label!r} or {right_label!r}" if left_label is not None else "")
+        + ")"
+    )
+
+
+def apply_empty_rule(
+    outcome: np.ndarray, left_empty: np.ndarray, right_empty: np.ndarray
+) -> np.ndarray:
+    """Override outcomes for empty responses (SPEC §5).
+
+    An empty response loses to a non-empty one; two empty responses tie; otherwise the
+    recorded outcome stands.
+
+    Examples
+    --------
+    >>> apply_empty_rule(np.array([1, 1, -1, 1]), np.array([True, False, False, True]),
+    ...                  np.array([False, True, False, True])).tolist()
+    [-1, 1, -1, 0]
+    """
+    out = np.asarray(outcome, dtype=np.int8).copy()
+    le = np.asarray(left_empty, dtype=bool)
+    re = np.asarray(right_empty, dtype=bool)
+    if not (out.shape == le.shape == re.shape):
+        raise ValueError("outcome, left_empty and right_empty must have the same length")
+    out[le & ~re] = RIGHT
+    out[~le & re] = LEFT
+    out[le & re] = TIE
+    return out
+
+
+def make_comparisons(
+    left: Sequence[Any],
+    right: Sequence[Any],
+    winner: Sequence[Any],
+    *,
+    weight: Sequence[float] | None = None,
+    left_empty: Sequence[bool] | None = None,
+    right_empty: Sequence[bool] | None = None,
+    items: Sequence[str] | None = None,
+    raters: Sequence[Any] | None = None,
+    prompts: Sequence[Any] | None = None,
+) -> Comparisons:
+    """Build :class:`Comparisons` from labels and winner cells.
+
+    Parameters
+    ----------
+    left, right : sequence
+        Item labels (converted with ``str``).
+    winner : sequence
+        Winner cells, see :func:`parse_outcome` (``"left"``, ``"right"``, ``"tie"``, or an
+        item label).
+    weight : sequence of float, optional
+        Non-negative comparison weights (default 1).
+    left_empty, right_empty : sequence of bool, optional
+        Whether each side's response was empty (:func:`apply_empty_rule`).
+    items : sequence of str, optional
+        Item order; default: labels sorted. Must contain every label.
+    raters, prompts : sequence, optional
+        Kept alongside for agreement analyses.
+
+    Examples
+    --------
+    >>> c = make_comparisons(["a", "b"], ["b", "c"], ["left", "c"])
+    >>> c.items, c.outcome.tolist()
+    (['a', 'b', 'c'], [1, -1])
+    """
+    n = len(left)
+    if len(right) != n or len(winner) != n:
+        raise ValueError(
+            f"left, right and winner must have the same length ({n}, {len(right)}, {len(winner)})"
+        )
+    ls = [str(x) for x in left]
+    rs = [str(x) for x in right]
+    labels = list(items) if items is not None else sorted(set(ls) | set(rs))
+    index = {label: k for k, label in enumerate(labels)}
+    if len(index) != len(labels):
+        raise ValueError("items contains duplicate labels")
+    missing = (set(ls) | set(rs)) - set(index)
+    if missing:
+        raise ValueError(f"labels not in items: {sorted(missing)[:5]}")
+    li = np.fromiter((index[x] for x in ls), dtype=np.int64, count=n)
+    ri = np.fromiter((index[x] for x in rs), dtype=np.int64, count=n)
+    if np.any(li == ri):
+        k = int(np.flatnonzero(li == ri)[0])
+        raise ValueError(f"comparison {k} compares item {ls[k]!r} with itself")
+    outcome = np.empty(n, dtype=np.int8)
+    for k, (w, a, b) in enumerate(zip(winner, ls, rs, strict=True)):
+        try:
+            outcome[k] = parse_outcome(w, a, b)
+        except ValueError as exc:
+            raise ValueError(f"comparison {k}: {exc}") from None
+    if left_empty is not None or right_empty is not None:
+        le = np.zeros(n, bool) if left_empty is None else np.asarray(left_empty, bool)
+        re = np.zeros(n, bool) if right_empty is None else np.asarray(right_empty, bool)
+        outcome = apply_empty_rule(outcome, le, re)
+    w_arr = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
+    if w_arr.shape != (n,) or np.any(~np.isfinite(w_arr)) or np.any(w_arr < 0):
+        raise ValueError("weight must be n finite non-negative numbers")
+    return Comparisons(
+        items=labels,
+        left=li,
+        right=ri,
+        outcome=outcome,
+        weight=w_arr,
+        raters=None if raters is None else np.asarray(list(raters), dtype=object),
+        prompts=None if prompts is None else np.asarray(list(prompts), dtype=object),
+    )
+
+
+def _check_arrays(
+    n_items: int, left: Any, right: Any, outcome: Any, weight: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    li = np.asarray(left, dtype=np.int64).reshape(-1)
+    ri = np.asarray(right, dtype=np.int64).reshape(-1)
+    oc = np.asarray(outcome, dtype=np.int64).reshape(-1)
+    w = np.ones(li.shape[0]) if weight is None else np.asarray(weight, float).reshape(-1)
+    if not (li.shape == ri.shape == oc.shape == w.shape):
+        raise ValueError("left, right, outcome and weight must have the same length")
+    if li.size and (min(li.min(), ri.min()) < 0 or max(li.max(), ri.max()) >= n_items):
+        raise ValueError(f"item indices must lie in [0, {n_items})")
+    if not np.isin(oc, (LEFT, RIGHT, TIE)).all():
+        raise ValueError("outcome values must be 1 (left), -1 (right) or 0 (tie)")
+    if np.any(~np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and non-negative")
+    return li, ri, oc, w
+
+
+def count_matrices(
+    n_items: int,
+    left: Sequence[int] | np.ndarray,
+    right: Sequence[int] | np.ndarray,
+    outcome: Sequence[int] | np.ndarray,
+    weight: Sequence[float] | np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted win and tie count matrices.
+
+    Returns
+    -------
+    wins : ndarray, shape (n_items, n_items)
+        ``wins[i, j]`` = weighted number of times ``i`` beat ``j``.
+    ties : ndarray, shape (n_items, n_items)
+        Symmetric; ``ties[i, j]`` = weighted number of ties between ``i`` and ``j``.
+
+    Examples
+    --------
+    >>> w, t = count_matrices(3, [0, 1, 2], [1, 2, 0], [1, 0, -1])
+    >>> w.tolist(), float(t[1, 2]), float(t[2, 1])
+    ([[0.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], 1.0, 1.0)
+    """
+    li, ri, oc, w = _check_arrays(n_items, left, right, outcome, weight)
+    winners = np.where(oc == LEFT, li, ri)
+    losers = np.where(oc == LEFT, ri, li)
+    dec = oc != TIE
+    wins = np.zeros((n_items, n_items))
+    np.add.at(wins, (winners[dec], losers[dec]), w[dec])
+    ties = np.zeros((n_items, n_items))
+    np.add.at(ties, (li[~dec], ri[~dec]), w[~dec])
+    ties = ties + ties.T
+    return wins, ties
+
+
+def is_identifiable(wins: np.ndarray) -> bool:
+    """Whether the unpenalised ML estimate exists (Ford's condition, [1]_).
+
+    True when the directed graph with an edge ``i -> j`` whenever ``wins[i, j] > 0`` is
+    strongly connected: then no subset of items beats (or loses to) all the others.
+
+    Examples
+    --------
+    >>> is_identifiable(np.array([[0, 1], [1, 0]])), is_identifiable(np.array([[0, 2], [0, 0]]))
+    (True, False)
+    """
+    wins = np.asarray(wins, dtype=float)
+    if wins.shape[0] <= 1:
+        return True
+    graph = sparse.csr_matrix(wins > 0)
+    n_comp, _ = connected_components(graph, directed=True, connection="strong")
+    return n_comp == 1
+
+
+def _not_identifiable_message(wins: np.ndarray, items: Sequence[str] | None) -> str:
+    names = items if items is not None else [str(k) for k in range(wins.shape[0])]
+    won = wins.sum(axis=1)
+    lost = wins.sum(axis=0)
+    never_lose = [names[k] for k in np.flatnonzero((lost == 0) & (won > 0))]
+    never_win = [names[k] for k in np.flatnonzero((won == 0) & (lost > 0))]
+    unseen = [names[k] for k in np.flatnonzero((won == 0) & (lost == 0))]
+    parts = []
+    if never_lose:
+        parts.append(f"never lose: {never_lose[:5]}")
+    if never_win:
+        parts.append(f"never win: {never_win[:5]}")
+    if unseen:
+        parts.append(f"no decisive comparison: {unseen[:5]}")
+    detail = "; ".join(parts) if parts else "the comparison graph is not strongly connected"
+    return (
+        f"the maximum-likelihood Bradley–Terry estimate does not exist ({detail}); "
+        "pass alpha > 0 for a regularised (MAP) estimate"
+    )
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def _bt_objective(theta: np.ndarray, wins: np.ndarray, games: np.ndarray, alpha: float):
+    diff = theta[:, None] - theta[None, :]
+    p = 0.5 * (1.0 + np.tanh(0.5 * diff))  # sigmoid, numerically stable
+    # negative log-likelihood: sum_ij wins_ij * log(1 + exp(-(t_i - t_j)))
+    nll = float(np.sum(wins * np.logaddexp(0.0, -diff))) + alpha * float(theta @ theta)
+    grad = -(wins.sum(axis=1) - np.sum(games * p, axis=1)) + 2.0 * alpha * theta
+    q = p * (1.0 - p) * games
+    hess = -q
+    np.fill_diagonal(hess, 0.0)
+    hess[np.diag_indices_from(hess)] = q.sum(axis=1) - np.diag(q)
+    hess = hess + 2.0 * alpha * np.eye(theta.size)
+    return nll, grad, hess
+
+
+def bt_mle(
+    wins: np.ndarray,
+    *,
+    alpha: float = 0.0,
+    method: Literal["newton", "mm"] = "newton",
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    items: Sequence[str] | None = None,
+) -> np.ndarray:
+    """Maximum-likelihood (``alpha = 0``) or MAP Bradley–Terry log-strengths.
+
+    Minimises ``alpha * sum(theta**2) - sum_ij wins[i, j] * log sigmoid(theta_i - theta_j)``
+    (choix's penalty convention). Fractional ``wins`` are allowed (ties as half-wins).
+
+    Parameters
+    ----------
+    wins : ndarray, shape (n_items, n_items)
+        ``wins[i, j]`` = (weighted) number of times ``i`` beat ``j``.
+    alpha : float
+        L2 penalty on the log-strengths; 0 gives the ML estimate, which exists only when
+        :func:`is_identifiable` holds (else :class:`NotIdentifiableError`).
+    method : {"newton", "mm"}
+        Damped Newton–Raphson on the (strictly convex, after centring) objective, or
+        Hunter's MM / Zermelo iteration [1]_ (ML only).
+    tol : float
+        Stop when the largest parameter change is below ``tol``.
+    max_iter : int
+    items : sequence of str, optional
+        Labels used in error messages.
+
+    Returns
+    -------
+    theta : ndarray, shape (n_items,)
+        Natural-log strengths; mean-centred when ``alpha = 0``.
+
+    Examples
+    --------
+    >>> wins = count_matrices(3, [0, 0, 1, 2], [1, 1, 2, 0], [1, 1, 1, 1])[0]
+    >>> (np.round(bt_mle(wins), 6) + 0.0).tolist()
+    [0.419618, -0.419618, 0.0]
+    """
+    wins = np.asarray(wins, dtype=float)
+    if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
+        raise ValueError("wins must be a square matrix")
+    if np.any(~np.isfinite(wins)) or np.any(wins < 0):
+        raise ValueError("wins must be finite and non-negative")
+    if alpha < 0:
+        raise ValueError("alpha must be >= 0")
+    n = wins.shape[0]
+    wins = wins.copy()
+    np.fill_diagonal(wins, 0.0)
+    if n == 0:
+        return np.zeros(0)
+    if alpha == 0 and not is_identifiable(wins):
+        raise NotIdentifiableError(_not_identifiable_message(wins, items))
+    games = wins + wins.T
+    if method == "mm":
+        if alpha != 0:
+            raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
+        won = wins.sum(axis=1)
+        pi = np.ones(n)
+        for _ in range(max_iter):
+            new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
+            new /= math.exp(float(np.mean(np.log(new))))
+            change = float(np.max(np.abs(np.log(new) - np.log(pi))))
+            pi = new
+            if change < tol:
+                break
+        theta = np.log(pi)
+        return theta - theta.mean()
+    if method != "newton":
+        raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
+    theta = np.zeros(n)
+    # the unpenalised objective is flat along the all-ones direction: fix the mean at 0
+    centre = np.full((n, n), 1.0 / n) if alpha == 0 else 0.0
+    nll, grad, hess = _bt_objective(theta, wins, games, alpha)
+    for _ in range(max_iter):
+        step = np.linalg.solve(hess + centre, grad)
+        t = 1.0
+        while True:
+            cand = theta - t * step
+            new_nll, new_grad, new_hess = _bt_objective(cand, wins, games, alpha)
+            if new_nll <= nll + 1e-4 * t * float(grad @ (-step)) or t < 1e-10:
+                break
+            t *= 0.5
+        change = float(np.max(np.abs(cand - theta)))
+        theta, nll, grad, hess = cand, new_nll, new_grad, new_hess
+        if change < tol:
+            break
+    if alpha == 0:
+        theta = theta - theta.mean()
+    return theta
+
+
+def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float):
+    theta, log_nu = params[:-1], params[-1]
+    nu = math.exp(log_nu)
+    half = 0.5 * (theta[:, None] + theta[None, :])
+    # log D_ij = log(e^ti + e^tj + 2 nu e^((ti+tj)/2)), computed stably
+    stack = np.stack(
+        [np.broadcast_to(theta[:, None], half.shape), np.broadcast_to(theta[None, :], half.shape),
+         half + math.log(2.0 * nu)]
+    )
+    log_d = np.logaddexp.reduce(stack, axis=0)
+    a = np.exp(theta[:, None] - log_d) + nu * np.exp(half - log_d)  # d log D_ij / d theta_i
+    tau = 2.0 * nu * np.exp(half - log_d)  # P(tie), = d log D_ij / d log nu
+    games = wins + wins.T + ties
+    ll = float(np.sum(wins * (theta[:, None] - log_d)))
+    ll += 0.5 * float(np.sum(ties * (math.log(2.0 * nu) + half - log_d)))
+    g_theta = wins.sum(axis=1) + 0.5 * ties.sum(axis=1) - np.sum(games * a, axis=1)
+    g_nu = 0.5 * float(ties.sum()) - 0.5 * float(np.sum(games * tau))
+    nll = -ll + alpha * float(theta @ theta)
+    grad = np.concatenate([-g_theta + 2 * alpha * theta, [-g_nu]])
+    return nll, grad
+
+
+def davidson_mle(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    *,
+    alpha: float = 0.0,
+    nu_init: float = 0.5,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    items: Sequence[str] | None = None,
+) -> tuple[np.ndarray, float]:
+    """Davidson-type tie model, in Newman's parametrisation [2]_ [3]_.
+
+    With ``alpha = 0`` this runs Newman's (2023) fixed-point iteration to convergence;
+    with ``alpha > 0`` it minimises the penalised negative log-likelihood with L-BFGS.
+
+    Parameters
+    ----------
+    wins : ndarray, shape (n_items, n_items)
+    ties : ndarray, shape (n_items, n_items)
+        Symmetric tie counts (see :func:`count_matrices`).
+    alpha : float
+        L2 penalty on ``theta`` (choix convention).
+    nu_init : float
+        Starting tie parameter.
+
+    Returns
+    -------
+    theta : ndarray, shape (n_items,)
+        Mean-centred log-strengths.
+    nu : float
+        Tie parameter (0 when there are no ties).
+
+    Examples
+    --------
+    >>> w, t = count_matrices(2, [0, 0, 0], [1, 1, 1], [1, 0, -1])
+    >>> theta, nu = davidson_mle(w, t)
+    >>> np.round(theta, 6).tolist(), round(nu, 6)
+    ([0.0, 0.0], 0.5)
+    """
+    wins = np.asarray(wins, dtype=float).copy()
+    ties = np.asarray(ties, dtype=float).copy()
+    if wins.shape != ties.shape or wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
+        raise ValueError("wins and ties must be square matrices of the same shape")
+    if not np.allclose(ties, ties.T):
+        raise ValueError("ties must be symmetric")
+    np.fill_diagonal(wins, 0.0)
+    np.fill_diagonal(ties, 0.0)
+    n = wins.shape[0]
+    if n == 0:
+        return np.zeros(0), 0.0
+    if alpha == 0 and not is_identifiable(wins + ties):
+        raise NotIdentifiableError(_not_identifiable_message(wins + ties, items))
+    if ties.sum() == 0:
+        theta = bt_mle(wins, alpha=alpha, tol=tol, max_iter=max_iter, items=items)
+        return theta, 0.0
+    if alpha > 0:
+        x0 = np.concatenate([np.zeros(n), [math.log(nu_init)]])
+        res = optimize.minimize(
+            _davidson_nll, x0, args=(wins, ties, alpha), jac=True, method="L-BFGS-B",
+            options={"maxiter": max_iter, "gtol": 1e-10, "ftol": 1e-15},
+        )
+        return res.x[:-1], float(math.exp(res.x[-1]))
+    half_wins = wins + ties / 2.0
+    pi = np.ones(n)
+    nu = float(nu_init)
+    for _ in range(max_iter):
+        sq = np.sqrt(np.outer(pi, pi))
+        denom = pi[:, None] + pi[None, :] + 2.0 * nu * sq
+        num = np.sum(half_wins * (pi[None, :] + nu * sq) / denom, axis=1)
+        den = np.sum(half_wins.T * (1.0 + nu * np.sqrt(pi[None, :] / pi[:, None])) / denom, axis=1)
+        new = num / den
+        new /= math.exp(float(np.mean(np.log(new))))
+        sq = np.sqrt(np.outer(new, new))
+        denom = new[:, None] + new[None, :] + 2.0 * nu * sq
+        nu = float(
+            (0.5 * np.sum(ties * (new[:, None] + new[None, :]) / denom))
+            / (2.0 * np.sum(wins * sq / denom))
+        )
+        change = float(np.max(np.abs(np.log(new) - np.log(pi))))
+        pi = new
+        if change < tol:
+            break
+    theta = np.log(pi)
+    return theta - theta.mean(), nu
+
+
+def bt_covariance(theta: np.ndarray, games: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
+    """Wald covariance of the log-strengths: inverse of the (penalised) Fisher information.
+
+    With ``alpha = 0`` the information is singular along the all-ones direction; the
+    Moore–Penrose pseudo-inverse gives the covariance under the sum-to-zero constraint.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (n_items,)
+    games : ndarray, shape (n_items, n_items)
+        Symmetric number of (decisive) comparisons between each pair.
+    alpha : float
+
+    Examples
+    --------
+    >>> cov = bt_covariance(np.zeros(2), np.array([[0.0, 4.0], [4.0, 0.0]]))
+    >>> round(float(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]), 6)  # Var(theta_0 - theta_1)
+    1.0
+    """
+    theta = np.asarray(theta, float)
+    games = np.asarray(games, float)
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    q = games * p * (1 - p)
+    np.fill_diagonal(q, 0.0)
+    info = np.diag(q.sum(axis=1)) - q + 2.0 * alpha * np.eye(theta.size)
+    if alpha == 0:
+        return np.linalg.pinv(info, hermitian=True)
+    return np.linalg.inv(info)
+
+
+def win_probabilities(theta: np.ndarray) -> np.ndarray:
+    """``P[i, j] = P(i beats j) = sigmoid(theta_i - theta_j)`` (diagonal 0.5).
+
+    Examples
+    --------
+    >>> float(win_probabilities(np.array([math.log(3.0), 0.0]))[0, 1])
+    0.75
+    """
+    theta = np.asarray(theta, float)
+    return 0.5 * (1.0 + np.tanh(0.5 * (theta[:, None] - theta[None, :])))
+
+
+def elo_scale(theta: np.ndarray, *, base_rating: float = ELO_BASE_RATING) -> np.ndarray:
+    """Log-strengths on the Elo scale: ``base + 400 / ln(10) * (theta - mean(theta))``.
+
+    A 400-point gap means 10:1 odds, as in chess and Chatbot Arena [5]_.
+
+    Examples
+    --------
+    >>> elo_scale(np.array([math.log(10.0), 0.0])).round(1).tolist()
+    [1200.0, 800.0]
+    """
+    theta = np.asarray(theta, float)
+    return base_rating + ELO_SCALE * (theta - theta.mean())
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class BTResult:
+    """A fitted Bradley–Terry leaderboard (plain arrays, indexed like ``items``).
+
+    Attributes
+    ----------
+    items : list of str
+    theta : ndarray
+        Log-strengths (mean-centred).
+    strength : ndarray
+        ``exp(theta)`` normalised to sum 1 (evalica's convention).
+    se : ndarray
+        Wald standard errors of ``theta``.
+    ci_low, ci_high : ndarray
+        Confidence interval of ``theta`` (bootstrap percentile when ``n_bootstrap > 0``,
+        otherwise Wald).
+    standardized : ndarray
+        ``(theta - mean) / std`` across items.
+    elo : ndarray
+        :func:`elo_scale` of ``theta``.
+    expected_win_rate : ndarray
+        Mean predicted win probability against every other item (the population).
+    rank : ndarray of int
+        1 = best.
+    tier : ndarray of int
+        Indistinguishability tier (1 = top); neighbours in the ranking whose difference is
+        inside the Wald interval share a tier.
+    rank_probabilities : ndarray, shape (n_items, n_items)
+        ``[i, r]`` = probability that item ``i`` has rank ``r + 1`` (bootstrap, or draws
+        from the Wald normal approximation when no bootstrap was run).
+    covariance : ndarray
+        Wald covariance of ``theta``.
+    n_comparisons, n_wins, n_losses, n_ties : ndarray
+        Per-item counts (weighted), ties included.
+    raw_win_rate, tie_half_win_rate : ndarray
+        ``wins / comparisons`` and ``(wins + ties / 2) / comparisons``.
+    tie_rate : float
+        Overall fraction of comparisons that were ties.
+    tie_policy : str
+    alpha : float
+    nu : float or None
+        Davidson tie parameter (``tie_policy="davidson"``).
+    n_bootstrap : int
+    n_degenerate_resamples : int
+        Bootstrap resamples with no ML estimate, refitted with a small ridge.
+    bootstrap_theta : ndarray or None, shape (n_bootstrap, n_items)
+    """
+
+    items: list[str]
+    theta: np.ndarray
+    strength: np.ndarray
+    se: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    standardized: np.ndarray
+    elo: np.ndarray
+    expected_win_rate: np.ndarray
+    rank: np.ndarray
+    tier: np.ndarray
+    rank_probabilities: np.ndarray
+    covariance: np.ndarray
+    n_comparisons: np.ndarray
+    n_wins: np.ndarray
+    n_losses: np.ndarray
+    n_ties: np.ndarray
+    raw_win_rate: np.ndarray
+    tie_half_win_rate: np.ndarray
+    tie_rate: float
+    tie_policy: str
+    alpha: float
+    ci_level: float
+    nu: float | None = None
+    n_bootstrap: int = 0
+    n_degenerate_resamples: int = 0
+    bootstrap_theta: np.ndarray | None = field(default=None, repr=False)
+
+    def order(self) -> np.ndarray:
+        """Item indices from best to worst."""
+        return np.argsort(self.rank, kind="stable")
+
+    def leaderboard(self) -> list[dict[str, Any]]:
+        """One record per item, best first (for tables and :func:`write_records`)."""
+        rows = []
+        for k in self.order():
+            rows.append(
+                {
+                    "rank": int(self.rank[k]),
+                    "tier": int(self.tier[k]),
+                    "item": self.items[k],
+                    "theta": float(self.theta[k]),
+                    "ci_low": float(self.ci_low[k]),
+                    "ci_high": float(self.ci_high[k]),
+                    "se": float(self.se[k]),
+                    "strength": float(self.strength[k]),
+                    "standardized": float(self.standardized[k]),
+                    "elo": float(self.elo[k]),
+                    "expected_win_rate": float(self.expected_win_rate[k]),
+                    "p_rank_1": float(self.rank_probabilities[k, 0]),
+                    "n_comparisons": float(self.n_comparisons[k]),
+                    "wins": float(self.n_wins[k]),
+                    "losses": float(self.n_losses[k]),
+                    "ties": float(self.n_ties[k]),
+                    "raw_win_rate": float(self.raw_win_rate[k]),
+                    "tie_half_win_rate": float(self.tie_half_win_rate[k]),
+                }
+            )
+        return rows
+
+
+def _fit(
+    wins: np.ndarray, ties: np.ndarray, policy: str, alpha: float, items: Sequence[str] | None
+) -> tuple[np.ndarray, float | None]:
+    if policy == "exclude":
+        return bt_mle(wins, alpha=alpha, items=items), None
+    if policy == "half":
+        return bt_mle(wins + ties / 2.0, alpha=alpha, items=items), None
+    theta, nu = davidson_mle(wins, ties, alpha=alpha, items=items)
+    return theta, nu
+
+
+def _ranks(theta: np.ndarray) -> np.ndarray:
+    """1-based ranks, best first; exact ties broken by index (stable)."""
+    order = np.argsort(-theta, kind="stable")
+    rank = np.empty(theta.size, dtype=np.int64)
+    rank[order] = np.arange(1, theta.size + 1)
+    return rank
+
+
+def _tiers(theta: np.ndarray, cov: np.ndarray, z: float) -> np.ndarray:
+    order = np.argsort(-theta, kind="stable")
+    tier = np.empty(theta.size, dtype=np.int64)
+    current = 1
+    for pos, k in enumerate(order):
+        if pos > 0:
+            prev = order[pos - 1]
+            var = cov[prev, prev] + cov[k, k] - 2.0 * cov[prev, k]
+            if theta[prev] - theta[k] > z * math.sqrt(max(var, 0.0)):
+                current += 1
+        tier[k] = current
+    return tier
+
+
+def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
+    n_draws, n = samples.shape
+    out = np.zeros((n, n))
+    ranks = np.argsort(np.argsort(-samples, axis=1, kind="stable"), axis=1, kind="stable")
+    for r in range(n):
+        out[:, r] = np.mean(ranks == r, axis=0)
+    return out
+
+
+def bradley_terry(
+    comparisons: Comparisons,
+    *,
+    ties: TiePolicy = "exclude",
+    alpha: float = 0.0,
+    n_bootstrap: int = 0,
+    ci: float = 0.95,
+    seed: int | None = 0,
+    degenerate_alpha: float = 0.01,
+    show_progress: bool = False,
+) -> BTResult:
+    """Fit a Bradley–Terry leaderboard with diagnostics, intervals, ranks and tiers.
+
+    Parameters
+    ----------
+    comparisons : Comparisons
+        See :func:`make_comparisons`.
+    ties : {"exclude", "half", "davidson"}
+        Tie policy (module docstring). Ties always enter the diagnostics.
+    alpha : float
+        L2 penalty on the log-strengths (0: maximum likelihood).
+    n_bootstrap : int
+        Number of bootstrap resamples of the comparisons (with replacement); when > 0,
+        ``ci_low``/``ci_high`` are percentile intervals and rank probabilities come from
+        the resamples.
+    ci : float
+        Confidence level of the intervals and of the tier test.
+    seed : int or None
+        Seed of the bootstrap / rank-probability draws.
+    degenerate_alpha : float
+        Ridge used for bootstrap resamples (and only those) where the ML estimate does
+        not exist; they are counted in ``n_degenerate_resamples``.
+    show_progress : bool
+        Show a progress bar over the bootstrap.
+
+    Returns
+    -------
+    BTResult
+
+    Examples
+    --------
+    >>> c = make_comparisons(["a", "a", "b", "c", "a"], ["b", "b", "c", "a", "c"],
+    ...                      ["left", "left", "left", "left", "tie"])
+    >>> res = bradley_terry(c)
+    >>> [row["item"] for row in res.leaderboard()], round(res.tie_rate, 2)
+    (['a', 'c', 'b'], 0.2)
+    """
+    if ties not in _TIE_POLICIES:
+        raise ValueError(f"unknown tie policy {ties!r} (use one of {_TIE_POLICIES})")
+    if not 0 < ci < 1:
+        raise ValueError("ci must lie in (0, 1)")
+    if n_bootstrap < 0:
+        raise ValueError("n_bootstrap must be >= 0")
+    n = comparisons.n_items
+    if len(comparisons) == 0:
+        raise ValueError("no comparisons")
+    li, ri, oc, w = _check_arrays(
+        n, comparisons.left, comparisons.right, comparisons.outcome, comparisons.weight
+    )
+    wins, tie_m = count_matrices(n, li, ri, oc, w)
+    theta, nu = _fit(wins, tie_m, ties, alpha, comparisons.items)
+
+    # diagnostics (ties always counted)
+    n_wins = wins.sum(axis=1)
+    n_losses = wins.sum(axis=0)
+    n_ties = tie_m.sum(axis=1)
+    n_comp = n_wins + n_losses + n_ties
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = np.where(n_comp > 0, n_wins / n_comp, np.nan)
+        half = np.where(n_comp > 0, (n_wins + n_ties / 2.0) / n_comp, np.nan)
+    total_w = float(w.sum())
+    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+
+    # Wald covariance: information from the comparisons that enter the likelihood
+    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
+    cov = bt_covariance(theta, games, alpha=alpha)
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    z = float(stats.norm.ppf(0.5 + ci / 2.0))
+
+    rng = np.random.default_rng(seed)
+    boot: np.ndarray | None = None
+    n_degenerate = 0
+    if n_bootstrap > 0:
+        from creagraph.core.progress import progress
+
+        boot = np.empty((n_bootstrap, n))
+        m = len(comparisons)
+        draws = range(n_bootstrap)
+        iterator = progress(draws, total=n_bootstrap, desc="bootstrap") if show_progress else draws
+        for b in iterator:
+            counts = np.bincount(rng.integers(0, m, size=m), minlength=m)
+            bw, bt = count_matrices(n, li, ri, oc, w * counts)
+            try:
+                boot[b] = _fit(bw, bt, ties, alpha, comparisons.items)[0]
+            except NotIdentifiableError:
+                n_degenerate += 1
+                boot[b] = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)[0]
+            boot[b] -= boot[b].mean()
+        lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
+        ci_low = np.quantile(boot, lo_q, axis=0)
+        ci_high = np.quantile(boot, hi_q, axis=0)
+        rank_prob = _rank_probabilities(boot)
+    else:
+        ci_low = theta - z * se
+        ci_high = theta + z * se
+        draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
+        rank_prob = _rank_probabilities(draws_theta)
+
+    sd = float(theta.std())
+    standardized = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
+    probs = win_probabilities(theta)
+    expected = (probs.sum(axis=1) - 0.5) / max(n - 1, 1)
+    strength = np.exp(theta - theta.max())
+    strength = strength / strength.sum()
+    return BTResult(
+        items=list(comparisons.items),
+        theta=theta,
+        strength=strength,
+        se=se,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        standardized=standardized,
+        elo=elo_scale(theta),
+        expected_win_rate=expected,
+        rank=_ranks(theta),
+        tier=_tiers(theta, cov, z),
+        rank_probabilities=rank_prob,
+        covariance=cov,
+        n_comparisons=n_comp,
+        n_wins=n_wins,
+        n_losses=n_losses,
+        n_ties=n_ties,
+        raw_win_rate=raw,
+        tie_half_win_rate=half,
+        tie_rate=tie_rate,
+        tie_policy=ties,
+        alpha=alpha,
+        ci_level=ci,
+        nu=nu,
+        n_bootstrap=n_bootstrap,
+        n_degenerate_resamples=n_degenerate,
+        bootstrap_theta=boot,
+    )
+
+
+# --------------------------------------------------------------------------- active sampling
+
+
+def next_pairs(
+    theta: np.ndarray,
+    covariance: np.ndarray,
+    pair_counts: np.ndarray,
+    k: int = 1,
+    *,
+    warm_start: int = 1,
+) -> list[tuple[int, int]]:
+    """Choose the next ``k`` pairs to compare (active sampling).
+
+    Warm start first: while some pair has fewer than ``warm_start`` comparisons, the
+    least-compared pairs are returned (lowest index first among equals). After that,
+    pairs are scored by ``Var(theta_i - theta_j) * p_ij * (1 - p_ij)`` — the current
+    uncertainty of their difference times the Fisher information one more comparison
+    would bring — and the ``k`` highest are returned.
+
+    Parameters
+    ----------
+    theta : ndarray, shape (n_items,)
+    covariance : ndarray, shape (n_items, n_items)
+        E.g. :attr:`BTResult.covariance` or :func:`bt_covariance`.
+    pair_counts : ndarray, shape (n_items, n_items)
+        Symmetric number of comparisons made so far per pair.
+    k : int
+    warm_start : int
+        Minimum comparisons per pair before uncertainty-driven selection.
+
+    Returns
+    -------
+    list of (i, j) with ``i < j``.
+
+    Examples
+    --------
+    >>> next_pairs(np.zeros(3), np.eye(3), np.zeros((3, 3)), k=2)
+    [(0, 1), (0, 2)]
+    """
+    theta = np.asarray(theta, float)
+    cov = np.asarray(covariance, float)
+    counts = np.asarray(pair_counts, float)
+    n = theta.size
+    if cov.shape != (n, n) or counts.shape != (n, n):
+        raise ValueError("covariance and pair_counts must be (n_items, n_items)")
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    iu, ju = np.triu_indices(n, 1)
+    c = counts[iu, ju]
+    chosen: list[tuple[int, int]] = []
+    cold = np.flatnonzero(c < warm_start)
+    if cold.size:
+        order = cold[np.argsort(c[cold], kind="stable")]
+        chosen = [(int(iu[q]), int(ju[q])) for q in order[:k]]
+        if len(chosen) == k:
+            return chosen
+    var = cov[iu, iu] + cov[ju, ju] - 2 * cov[iu, ju]
+    p = 1.0 / (1.0 + np.exp(-(theta[iu] - theta[ju])))
+    score = var * p * (1 - p)
+    taken = {pair for pair in chosen}
+    for q in np.argsort(-score, kind="stable"):
+        pair = (int(iu[q]), int(ju[q]))
+        if pair not in taken:
+            chosen.append(pair)
+            taken.add(pair)
+        if len(chosen) == k:
+            break
+    return chosen
