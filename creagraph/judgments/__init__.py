@@ -2,9 +2,26 @@
 
 - :mod:`~creagraph.judgments.bradley_terry` — Bradley–Terry (ML/MAP, ties excluded, as
   half-wins or Davidson), bootstrap intervals, rank probabilities, tiers, active sampling.
+- :mod:`~creagraph.judgments.agreement` — Kendall's W, Friedman, Krippendorff's α,
+  Fleiss' κ, ICC, order-swap consistency.
 - :mod:`~creagraph.judgments.llmfao` — the LLMFAO crowd comparisons adapter.
 """
 
+from creagraph.judgments.agreement import (
+    FriedmanResult,
+    ICCResult,
+    KendallWResult,
+    SwapConsistency,
+    category_counts,
+    fleiss_kappa,
+    friedman,
+    icc,
+    kendalls_w,
+    krippendorff_alpha,
+    order_swap_consistency,
+    ratings_matrix,
+    swapped_pairs,
+)
 from creagraph.judgments.bradley_terry import (
     LEFT,
     RIGHT,
@@ -48,6 +65,19 @@ __all__ = [
     "next_pairs",
     "parse_outcome",
     "win_probabilities",
+    "FriedmanResult",
+    "ICCResult",
+    "KendallWResult",
+    "SwapConsistency",
+    "category_counts",
+    "fleiss_kappa",
+    "friedman",
+    "icc",
+    "kendalls_w",
+    "krippendorff_alpha",
+    "order_swap_consistency",
+    "ratings_matrix",
+    "swapped_pairs",
     "LLMFAO_COLUMNS",
     "default_llmfao_path",
     "read_llmfao",

@@ -1,0 +1,598 @@
+"""Rater agreement: Kendall's W, Friedman, Krippendorff's α, Fleiss' κ, ICC, order swaps.
+
+Layouts (validated at the boundary, missing values as ``None``/``NaN``):
+
+- *reliability data* (Krippendorff): shape ``(n_raters, n_units)``, one row per rater;
+- *blocks × treatments* (Friedman, Kendall's W): shape ``(n_blocks, n_treatments)``; each
+  row (a rater, or a prompt) scores or ranks every treatment (model);
+- *targets × raters* (ICC): shape ``(n_targets, n_raters)``, complete;
+- *category counts* (Fleiss): shape ``(n_subjects, n_categories)``, the same number of
+  raters per subject.
+
+:func:`ratings_matrix` turns long records (unit, rater, value) into the first layout.
+
+References
+----------
+.. [1] Kendall, M. G. & Babington Smith, B. (1939). The problem of m rankings.
+   *Ann. Math. Statist.* 10(3), 275–287 (W with tie correction: Kendall, *Rank
+   Correlation Methods*, 1948).
+.. [2] Friedman, M. (1937). The use of ranks to avoid the assumption of normality
+   implicit in the analysis of variance. *JASA* 32(200), 675–701.
+.. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+   https://repository.upenn.edu/asc_papers/43
+.. [4] Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
+   *Psychological Bulletin* 76(5), 378–382.
+.. [5] Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing
+   rater reliability. *Psychological Bulletin* 86(2), 420–428.
+.. [6] Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and Chatbot Arena.
+   *NeurIPS* (position bias and swap consistency of LLM judges).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import krippendorff
+import numpy as np
+from scipy import stats
+
+from creagraph.judgments.bradley_terry import LEFT, RIGHT, TIE, Comparisons
+
+__all__ = [
+    "KendallWResult",
+    "FriedmanResult",
+    "ICCResult",
+    "SwapConsistency",
+    "ratings_matrix",
+    "kendalls_w",
+    "friedman",
+    "krippendorff_alpha",
+    "category_counts",
+    "fleiss_kappa",
+    "icc",
+    "order_swap_consistency",
+    "swapped_pairs",
+]
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def _as_float_matrix(data: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.array(
+            [[np.nan if v is None else v for v in row] for row in data], dtype=float
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a 2-D array of numbers ({exc})") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {arr.shape}")
+    return arr
+
+
+def ratings_matrix(
+    units: Sequence[Hashable],
+    raters: Sequence[Hashable],
+    values: Sequence[Any],
+) -> tuple[np.ndarray, list[Hashable], list[Hashable]]:
+    """Pivot long ratings into a ``(n_raters, n_units)`` float matrix (NaN = missing).
+
+    Repeated (rater, unit) pairs are averaged.
+
+    Returns
+    -------
+    matrix : ndarray, shape (n_raters, n_units)
+    unit_labels, rater_labels : list
+        Sorted (by ``str``) labels for the columns and rows.
+
+    Examples
+    --------
+    >>> m, u, r = ratings_matrix(["p1", "p1", "p2"], ["ann", "bob", "ann"], [3, 4, 5])
+    >>> m.tolist(), u, r
+    ([[3.0, 5.0], [4.0, nan]], ['p1', 'p2'], ['ann', 'bob'])
+    """
+    if not (len(units) == len(raters) == len(values)):
+        raise ValueError("units, raters and values must have the same length")
+    unit_labels = sorted(set(units), key=str)
+    rater_labels = sorted(set(raters), key=str)
+    ui = {u: k for k, u in enumerate(unit_labels)}
+    ri = {r: k for k, r in enumerate(rater_labels)}
+    total = np.zeros((len(rater_labels), len(unit_labels)))
+    count = np.zeros_like(total)
+    for u, r, v in zip(units, raters, values, strict=True):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        total[ri[r], ui[u]] += float(v)
+        count[ri[r], ui[u]] += 1
+    with np.errstate(invalid="ignore"):
+        matrix = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return matrix, unit_labels, rater_labels
+
+
+# --------------------------------------------------------------------------- Kendall / Friedman
+
+
+@dataclass(frozen=True)
+class KendallWResult:
+    """Kendall's coefficient of concordance.
+
+    Attributes
+    ----------
+    w : float
+        Tie-corrected W in [0, 1].
+    chi2 : float
+        Friedman statistic ``n_blocks * (n_treatments - 1) * W``.
+    df : int
+    pvalue : float
+        Chi-squared approximation.
+    n_blocks, n_treatments : int
+    """
+
+    w: float
+    chi2: float
+    df: int
+    pvalue: float
+    n_blocks: int
+    n_treatments: int
+
+
+def _complete_rows(arr: np.ndarray, nan_policy: str, name: str) -> np.ndarray:
+    bad = np.isnan(arr).any(axis=1)
+    if bad.any():
+        if nan_policy == "raise":
+            raise ValueError(
+                f"{name}: {int(bad.sum())} row(s) have missing values "
+                "(pass nan_policy='omit' to drop them)"
+            )
+        if nan_policy != "omit":
+            raise ValueError("nan_policy must be 'raise' or 'omit'")
+        arr = arr[~bad]
+    return arr
+
+
+def kendalls_w(
+    data: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> KendallWResult:
+    """Kendall's W with tie correction [1]_.
+
+    Each row (a rater, or a block) is ranked across the columns (the treatments, e.g.
+    models) with average ranks for ties; then
+
+    ``W = (12 S - 3 m² n (n+1)²) / (m² n (n² - 1) - m Σ T)``,
+
+    with ``m`` rows, ``n`` columns, ``S`` the sum of squared column rank sums and
+    ``T = Σ (t³ - t)`` over the tie groups of each row. Higher values in ``data`` mean a
+    higher rank.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_blocks, n_treatments)
+    nan_policy : {"raise", "omit"}
+        ``"omit"`` drops incomplete rows.
+
+    Examples
+    --------
+    >>> round(kendalls_w([[1, 2, 3], [1, 2, 3], [1, 2, 3]]).w, 6)
+    1.0
+    """
+    arr = _complete_rows(_as_float_matrix(data, "data"), nan_policy, "data")
+    m, n = arr.shape
+    if m < 2 or n < 2:
+        raise ValueError(f"need at least 2 complete rows and 2 columns, got {arr.shape}")
+    ranks = stats.rankdata(arr, axis=1)
+    ties = 0.0
+    for row in arr:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float(np.sum(counts**3 - counts))
+    ssbn = float(np.sum(ranks.sum(axis=0) ** 2))
+    denom = m**2 * n * (n**2 - 1) - m * ties
+    w = (12.0 * ssbn - 3.0 * m**2 * n * (n + 1) ** 2) / denom if denom > 0 else float("nan")
+    chi2 = m * (n - 1) * w
+    return KendallWResult(
+        w=float(w),
+        chi2=float(chi2),
+        df=n - 1,
+        pvalue=float(stats.chi2.sf(chi2, n - 1)),
+        n_blocks=m,
+        n_treatments=n,
+    )
+
+
+@dataclass(frozen=True)
+class FriedmanResult:
+    """Friedman test across treatments (scipy's tie-corrected statistic) plus Kendall's W."""
+
+    statistic: float
+    pvalue: float
+    df: int
+    kendalls_w: float
+    n_blocks: int
+    n_treatments: int
+
+
+def friedman(
+    data: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> FriedmanResult:
+    """Friedman's rank test [2]_ (``scipy.stats.friedmanchisquare``) with Kendall's W.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_blocks, n_treatments)
+        Rows are blocks (raters or prompts), columns the treatments (models).
+    nan_policy : {"raise", "omit"}
+
+    Examples
+    --------
+    >>> r = friedman([[1, 2, 3], [1, 3, 2], [1, 2, 3], [2, 1, 3]])
+    >>> round(r.statistic, 3), r.df
+    (4.5, 2)
+    """
+    arr = _complete_rows(_as_float_matrix(data, "data"), nan_policy, "data")
+    m, n = arr.shape
+    if m < 2 or n < 3:
+        raise ValueError(
+            f"Friedman's test needs at least 2 complete blocks and 3 treatments, got {arr.shape}"
+        )
+    res = stats.friedmanchisquare(*arr.T)
+    kw = kendalls_w(arr)
+    return FriedmanResult(
+        statistic=float(res.statistic),
+        pvalue=float(res.pvalue),
+        df=n - 1,
+        kendalls_w=kw.w,
+        n_blocks=m,
+        n_treatments=n,
+    )
+
+
+# --------------------------------------------------------------------------- Krippendorff
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def krippendorff_alpha(
+    reliability_data: Sequence[Sequence[Any]] | np.ndarray,
+    level: Level = "interval",
+    *,
+    distance: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    value_domain: Sequence[Any] | None = None,
+) -> float:
+    """Krippendorff's α [3]_ (computed by the ``krippendorff`` package).
+
+    Parameters
+    ----------
+    reliability_data : array_like, shape (n_raters, n_units)
+        ``None``/``NaN``/empty string = missing. Strings are allowed for the nominal level.
+    level : {"nominal", "ordinal", "interval", "ratio"}
+    distance : callable, optional
+        A custom squared-difference function ``distance(a, b) -> array`` (element-wise,
+        broadcasting), used instead of ``level``.
+    value_domain : sequence, optional
+        All possible values in order (matters for the ordinal level when some values are
+        unused).
+
+    Returns
+    -------
+    float
+        α; NaN when there is no pairable variation.
+
+    Examples
+    --------
+    >>> round(krippendorff_alpha([[1, 2, 3], [2, 3, 4]], "interval"), 7)
+    0.5454545
+    >>> round(krippendorff_alpha([["a", "b", None], ["a", "b", "b"]], "nominal"), 6)
+    1.0
+    """
+    rows = [list(r) for r in reliability_data]
+    if not rows or len({len(r) for r in rows}) != 1:
+        raise ValueError("reliability_data must be a non-empty rectangular table")
+
+    def missing(v: Any) -> bool:
+        return (
+            v is None
+            or (isinstance(v, float) and math.isnan(v))
+            or (isinstance(v, str) and not v.strip())
+        )
+
+    present = [v for r in rows for v in r if not missing(v)]
+    if any(isinstance(v, str) for v in present) and all(_is_number(v) for v in present):
+        # numbers read from text files: compare them as numbers
+        rows = [[None if missing(v) else float(v) for v in r] for r in rows]
+        present = [float(v) for v in present]
+    if any(isinstance(v, str) for v in present):
+        if level != "nominal" and distance is None and value_domain is None:
+            raise ValueError(
+                f"string labels need level='nominal' (or a value_domain for {level!r})"
+            )
+        domain = list(value_domain) if value_domain is not None else sorted(set(present), key=str)
+        code = {v: float(k) for k, v in enumerate(domain)}
+        unknown = set(present) - set(code)
+        if unknown:
+            raise ValueError(f"values not in value_domain: {sorted(unknown, key=str)[:5]}")
+        arr = np.array([[np.nan if missing(v) else code[v] for v in r] for r in rows])
+        dom = np.arange(len(domain), dtype=float)
+    else:
+        arr = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows])
+        dom = None if value_domain is None else np.asarray(value_domain, dtype=float)
+    n_pairable = int(np.sum(np.sum(~np.isnan(arr), axis=0) >= 2))
+    if n_pairable == 0:
+        raise ValueError("no unit has two or more ratings; α is undefined")
+    if len(np.unique(arr[~np.isnan(arr)])) < 2:
+        return float("nan")
+    measure: Any = level
+    if distance is not None:
+        user = distance
+
+        def measure(v1, v2, i1, i2, n_v, dtype=np.float64):  # krippendorff's protocol
+            return np.asarray(user(v1, v2), dtype=dtype)
+
+    elif level not in ("nominal", "ordinal", "interval", "ratio"):
+        raise ValueError(f"unknown level {level!r}")
+    return float(
+        krippendorff.alpha(reliability_data=arr, level_of_measurement=measure, value_domain=dom)
+    )
+
+
+# --------------------------------------------------------------------------- Fleiss
+
+
+def category_counts(
+    labels: Sequence[Sequence[Any]], categories: Sequence[Any] | None = None
+) -> tuple[np.ndarray, list[Any]]:
+    """Turn a ``(n_subjects, n_raters)`` label table into Fleiss' count table.
+
+    Missing labels (``None``/NaN/empty) are skipped.
+
+    Examples
+    --------
+    >>> counts, cats = category_counts([["x", "y"], ["y", "y"]])
+    >>> counts.tolist(), cats
+    ([[1, 1], [0, 2]], ['x', 'y'])
+    """
+
+    def missing(v: Any) -> bool:
+        return v is None or (isinstance(v, float) and math.isnan(v)) or v == ""
+
+    present = {v for row in labels for v in row if not missing(v)}
+    cats = list(categories) if categories is not None else sorted(present, key=str)
+    index = {c: k for k, c in enumerate(cats)}
+    unknown = present - set(index)
+    if unknown:
+        raise ValueError(f"labels not in categories: {sorted(unknown, key=str)[:5]}")
+    counts = np.zeros((len(labels), len(cats)), dtype=np.int64)
+    for s, row in enumerate(labels):
+        for v in row:
+            if not missing(v):
+                counts[s, index[v]] += 1
+    return counts, cats
+
+
+def fleiss_kappa(counts: Sequence[Sequence[float]] | np.ndarray) -> float:
+    """Fleiss' κ for many raters and nominal categories [4]_.
+
+    Parameters
+    ----------
+    counts : array_like, shape (n_subjects, n_categories)
+        ``counts[s, c]`` = number of raters who put subject ``s`` in category ``c``; every
+        subject must have the same number of raters (>= 2). See :func:`category_counts`.
+
+    Examples
+    --------
+    >>> fleiss_kappa([[2, 0], [0, 2], [2, 0]])
+    1.0
+    """
+    arr = np.asarray(counts, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError("counts must be a non-empty 2-D table (subjects x categories)")
+    if np.any(arr < 0) or np.any(arr != np.round(arr)):
+        raise ValueError("counts must be non-negative integers")
+    per_subject = arr.sum(axis=1)
+    n = per_subject[0]
+    if not np.all(per_subject == n):
+        raise ValueError(
+            "Fleiss' kappa needs the same number of raters per subject "
+            f"(found {sorted(set(per_subject.astype(int).tolist()))[:5]})"
+        )
+    if n < 2:
+        raise ValueError("Fleiss' kappa needs at least 2 raters per subject")
+    p_cat = arr.sum(axis=0) / arr.sum()
+    p_subj = (np.sum(arr**2, axis=1) - n) / (n * (n - 1))
+    p_bar = float(p_subj.mean())
+    p_e = float(np.sum(p_cat**2))
+    if p_e == 1.0:
+        return float("nan")
+    return (p_bar - p_e) / (1.0 - p_e)
+
+
+# --------------------------------------------------------------------------- ICC
+
+
+@dataclass(frozen=True)
+class ICCResult:
+    """The six Shrout–Fleiss intraclass correlations [5]_ with their F tests.
+
+    ``ICC1``: one-way random, single rater; ``ICC2``: two-way random, absolute
+    agreement, single rater; ``ICC3``: two-way mixed, consistency, single rater; the
+    ``k`` variants are for the mean of the ``k`` raters.
+    """
+
+    icc1: float
+    icc2: float
+    icc3: float
+    icc1k: float
+    icc2k: float
+    icc3k: float
+    f1: float
+    p1: float
+    f23: float
+    p23: float
+    n_targets: int
+    n_raters: int
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "ICC1": self.icc1, "ICC2": self.icc2, "ICC3": self.icc3,
+            "ICC1k": self.icc1k, "ICC2k": self.icc2k, "ICC3k": self.icc3k,
+        }
+
+
+def icc(
+    data: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    nan_policy: Literal["raise", "omit"] = "raise",
+) -> ICCResult:
+    """Intraclass correlation coefficients (Shrout & Fleiss, 1979) [5]_.
+
+    Parameters
+    ----------
+    data : array_like, shape (n_targets, n_raters)
+        Complete ratings (``nan_policy="omit"`` drops targets with a missing rating).
+
+    Examples
+    --------
+    >>> r = icc([[1, 1], [2, 2], [3, 3]])
+    >>> round(r.icc1, 6), round(r.icc3k, 6)
+    (1.0, 1.0)
+    """
+    arr = _complete_rows(_as_float_matrix(data, "data"), nan_policy, "data")
+    n, k = arr.shape
+    if n < 2 or k < 2:
+        raise ValueError(f"ICC needs at least 2 targets and 2 raters, got {arr.shape}")
+    grand = arr.mean()
+    ss_rows = k * float(np.sum((arr.mean(axis=1) - grand) ** 2))
+    ss_cols = n * float(np.sum((arr.mean(axis=0) - grand) ** 2))
+    ss_total = float(np.sum((arr - grand) ** 2))
+    ss_err = ss_total - ss_rows - ss_cols
+    msr = ss_rows / (n - 1)
+    msc = ss_cols / (k - 1)
+    mse = ss_err / ((n - 1) * (k - 1))
+    msw = (ss_cols + ss_err) / (n * (k - 1))
+
+    def ratio(num: float, den: float) -> float:
+        return num / den if den != 0 else float("nan")
+
+    f1 = ratio(msr, msw)
+    f23 = ratio(msr, mse)
+    nan = float("nan")
+    return ICCResult(
+        icc1=ratio(msr - msw, msr + (k - 1) * msw),
+        icc2=ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n),
+        icc3=ratio(msr - mse, msr + (k - 1) * mse),
+        icc1k=ratio(msr - msw, msr),
+        icc2k=ratio(msr - mse, msr + (msc - mse) / n),
+        icc3k=ratio(msr - mse, msr),
+        f1=f1,
+        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
+        f23=f23,
+        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
+        n_targets=n,
+        n_raters=k,
+    )
+
+
+# --------------------------------------------------------------------------- order swaps
+
+
+@dataclass(frozen=True)
+class SwapConsistency:
+    """Order-swap consistency of a judge [6]_.
+
+    Attributes
+    ----------
+    consistency : float
+        Fraction of pairs whose verdict names the same winner (or a tie both times) when
+        the two sides are swapped.
+    n_pairs : int
+    first_position_rate : float
+        Among inconsistent pairs, the fraction where the judge chose whichever response
+        was shown first both times (position bias towards the left/first slot).
+    second_position_rate : float
+        Same, for the second slot.
+    """
+
+    consistency: float
+    n_pairs: int
+    first_position_rate: float
+    second_position_rate: float
+
+
+def order_swap_consistency(
+    original: Sequence[int] | np.ndarray, swapped: Sequence[int] | np.ndarray
+) -> SwapConsistency:
+    """Fraction of pairs whose verdict survives swapping left and right.
+
+    Parameters
+    ----------
+    original : array_like of int
+        Outcomes (``LEFT``/``RIGHT``/``TIE``) with the pair shown as (a, b).
+    swapped : array_like of int
+        Outcomes for the same pairs shown as (b, a). Consistent means
+        ``swapped == -original``.
+
+    Examples
+    --------
+    >>> r = order_swap_consistency([1, 1, 0, -1], [-1, 1, 0, 1])
+    >>> r.consistency, r.first_position_rate
+    (0.75, 1.0)
+    """
+    a = np.asarray(original, dtype=np.int64).reshape(-1)
+    b = np.asarray(swapped, dtype=np.int64).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError("original and swapped must have the same length")
+    if a.size == 0:
+        raise ValueError("no pairs")
+    for arr in (a, b):
+        if not np.isin(arr, (LEFT, RIGHT, TIE)).all():
+            raise ValueError("outcomes must be 1 (left), -1 (right) or 0 (tie)")
+    consistent = b == -a
+    bad = ~consistent
+    n_bad = int(bad.sum())
+    first = int(np.sum(bad & (a == LEFT) & (b == LEFT)))
+    second = int(np.sum(bad & (a == RIGHT) & (b == RIGHT)))
+    return SwapConsistency(
+        consistency=float(consistent.mean()),
+        n_pairs=int(a.size),
+        first_position_rate=first / n_bad if n_bad else 0.0,
+        second_position_rate=second / n_bad if n_bad else 0.0,
+    )
+
+
+def swapped_pairs(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """Match comparisons judged in both orders by the same rater on the same prompt.
+
+    Each (rater, prompt, a, b) seen as ``a`` vs ``b`` is paired with the first unused
+    ``b`` vs ``a`` by that rater on that prompt. Missing raters/prompts count as one group.
+
+    Returns
+    -------
+    original, swapped : ndarray of int
+        Outcomes ready for :func:`order_swap_consistency`.
+    """
+    n = len(comparisons)
+    raters = comparisons.raters if comparisons.raters is not None else np.zeros(n, dtype=object)
+    prompts = comparisons.prompts if comparisons.prompts is not None else np.zeros(n, dtype=object)
+    pending: dict[tuple[Any, Any, int, int], list[int]] = {}
+    orig: list[int] = []
+    swap: list[int] = []
+    for k in range(n):
+        a, b = int(comparisons.left[k]), int(comparisons.right[k])
+        key_rev = (raters[k], prompts[k], b, a)
+        waiting = pending.get(key_rev)
+        if waiting:
+            j = waiting.pop(0)
+            orig.append(int(comparisons.outcome[j]))
+            swap.append(int(comparisons.outcome[k]))
+        else:
+            pending.setdefault((raters[k], prompts[k], a, b), []).append(k)
+    return np.asarray(orig, dtype=np.int64), np.asarray(swap, dtype=np.int64)
