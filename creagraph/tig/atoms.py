@@ -1,0 +1,846 @@
+"""Typed atom extraction from Core Ideas (SPEC §4.1), with three backends.
+
+Every backend implements :class:`AtomExtractor`: ``extract(responses)`` returns, for each
+response, 3–7 :class:`~creagraph.tig.schema.Atom` whose text is taken from the response's
+Core Idea (no invented atoms; an idea with fewer than three content words yields fewer).
+
+* :class:`PreExtractedAtoms` — atoms already extracted (a file or a mapping by response id);
+  every atom is checked to be grounded in its idea.
+* :class:`OpenAIChatExtractor` — an LLM behind an OpenAI-compatible ``/chat/completions``
+  endpoint (HTTP via ``urllib``); the reply is parsed leniently (:func:`parse_json_lenient`
+  repairs fenced, commented and trailing-comma JSON) and ungrounded atoms are dropped.
+* :class:`OfflineExtractor` — no LLM: regex chunking into noun/verb phrases around
+  stopwords (:func:`chunk_phrases`), then typing each phrase by embedding similarity to the
+  type prototypes of :data:`~creagraph.tig.schema.TYPE_PROTOTYPES` with the packaged
+  all-MiniLM-L6-v2 (:func:`assign_types`), plus small cue bonuses from the words around it.
+
+References
+----------
+SPEC §4.1. The chunker follows the classic stopword-delimited candidate phrases of RAKE
+(Rose et al., 2010, "Automatic keyword extraction from individual documents").
+
+Examples
+--------
+>>> [p.text for p in chunk_phrases("A jellyfish made of stained glass drifts in a cathedral.")]
+['jellyfish', 'made of stained glass drifts', 'cathedral']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from creagraph.core.io import InputError
+from creagraph.core.text import normalize
+from creagraph.tig.schema import (
+    ATOM_TYPES,
+    EXCLUDED_ASPECT_PROTOTYPES,
+    TYPE_DESCRIPTIONS,
+    TYPE_PROTOTYPES,
+    Atom,
+    Response,
+)
+
+__all__ = [
+    "MIN_ATOMS",
+    "MAX_ATOMS",
+    "AtomExtractor",
+    "Phrase",
+    "atom_form",
+    "is_grounded",
+    "chunk_phrases",
+    "assign_types",
+    "OfflineExtractor",
+    "PreExtractedAtoms",
+    "OpenAIChatExtractor",
+    "parse_json_lenient",
+    "atoms_from_llm_reply",
+    "build_extraction_messages",
+    "build_chat_request",
+]
+
+MIN_ATOMS = 3
+MAX_ATOMS = 7
+
+
+@runtime_checkable
+class AtomExtractor(Protocol):
+    """Turns responses into typed atoms taken from their Core Ideas."""
+
+    name: str
+
+    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
+        """One list of atoms per response, in the same order."""
+        ...
+
+
+# --------------------------------------------------------------------------- text helpers
+
+_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
+_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?", re.UNICODE)
+
+
+def atom_form(text: str) -> str:
+    """The normalised form of an atom: :func:`~creagraph.core.text.normalize` minus edge
+    punctuation. Atoms with the same form are the same atom.
+
+    Examples
+    --------
+    >>> atom_form("  “Stained GLASS”, ")
+    'stained glass'
+    """
+    return _EDGE_PUNCT.sub("", normalize(text).replace("’", "'"))
+
+
+def _word_stem(word: str) -> str:
+    word = word.replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _content_words(text: str) -> list[str]:
+    return [_word_stem(w) for w in _WORD.findall(normalize(text))]
+
+
+def is_grounded(atom_text: str, idea: str) -> bool:
+    """True when every word of ``atom_text`` occurs in ``idea`` (case, accents and plural
+    endings ignored), so the atom is not invented.
+
+    Examples
+    --------
+    >>> is_grounded("leaves", "A single leaf falls")
+    False
+    >>> is_grounded("Glass jars", "a glass jar of fireflies")
+    True
+    """
+    words = _content_words(atom_text)
+    if not words:
+        return False
+    vocabulary = set(_content_words(idea))
+    return all(w in vocabulary for w in words)
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOPWORDS = _wordset(
+    """
+    a an the this that these those some any each every either neither no another such
+    i me my mine we us our ours you your yours he him his she her hers it its they them
+    their theirs one ones someone something anything everything nothing who whom whose
+    which what whatever whoever where when why how there here
+    is am are was were be been being do does did done have has had having will would shall
+    should can could may might must ought let lets
+    and or but nor so yet for because although though while whereas if unless until than
+    as like whether then also too very really just quite rather only even still almost
+    of to in into onto on at by with without within from about above below under over
+    between among amongst amid amidst through throughout across along around against
+    toward towards upon after before during beside besides beyond behind near inside
+    outside off out up down via per atop beneath underneath
+    not never always often sometimes perhaps maybe
+    stands stand sits sit floats float hangs hang rises rise lies lie rests rest drifts
+    drift hovers hover glows glow shines shine waits wait appears appear looms loom towers
+    perches perch leans lean stretches stretch spills spill pours pour fills fill covers
+    cover holds hold reveals reveal shows show sits seems seem remains remain holding
+    filled with featuring features shown seen viewed depicted rendered captured
+    s t d ll re ve m
+    """
+)
+
+_SETTING_CUES = _wordset(
+    "in inside within at on under beneath underneath among amongst amid amidst across "
+    "through throughout over atop along around near"
+)
+_PURPOSE_CUE_WORDS = _wordset(
+    """
+    symbolize symbolizes symbolized symbolizing symbolise symbolises symbolised symbolising
+    represent represents representing represented evoke evokes evoking evoked convey
+    conveys conveying conveyed express expresses expressing expressed suggest suggests
+    suggesting signify signifies signifying embody embodies embodying celebrate celebrates
+    celebrating illustrate illustrates illustrating symbol symbols metaphor metaphors
+    representation allegory emblem
+    """
+)
+_MECHANISM_STEMS = (
+    "transform",
+    "turn",
+    "becom",
+    "became",
+    "merg",
+    "fus",
+    "melt",
+    "dissolv",
+    "morph",
+    "made",
+    "built",
+    "woven",
+    "weav",
+    "carv",
+    "grow",
+    "grew",
+    "sprout",
+    "replac",
+    "emerg",
+    "reshap",
+    "shatter",
+    "unravel",
+    "bloom",
+    "blend",
+    "swap",
+    "stitch",
+    "sculpt",
+    "fold",
+    "dissolv",
+    "reassembl",
+    "crumbl",
+    "evaporat",
+    "metamorph",
+)
+_JOINERS = frozenset({"of", "into"})
+_PERSPECTIVE_PATTERN = re.compile(
+    r"\b(?:(?:seen|viewed|shown|shot|photographed|framed|observed|glimpsed|looking|looked)"
+    r"\s+(?:from|through|at|down|up)(?:\s+(?:the|a|an))?(?:\s+[^\W\d_][\w'’-]*){1,2}"
+    r"|from\s+(?:above|below|afar|behind|overhead|inside|within)"
+    r"|(?:bird|worm|fish)[’']?s[- ]eye(?:\s+view)?"
+    r"|close[- ]up|extreme\s+close[- ]up|macro\s+(?:view|shot|lens)|aerial\s+(?:view|shot)"
+    r"|top[- ]down(?:\s+view)?|wide[- ]angle(?:\s+view|\s+shot)?|panoramic\s+(?:view|shot)"
+    r"|first[- ]person(?:\s+view)?|in\s+miniature|at\s+(?:a\s+)?(?:giant|monumental|tiny|"
+    r"microscopic)\s+scale)",
+    re.IGNORECASE,
+)
+_BOUNDARY = re.compile(r"[,;:.!?()\[\]{}\"“”«»—–/|]|\s-\s|\.\.\.")
+_MAX_PHRASE_WORDS = 5
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A candidate atom: its span in the idea and the cue type the context suggests."""
+
+    text: str
+    start: int
+    end: int
+    cue: str | None = None
+
+
+def _has_mechanism_verb(words: Sequence[str]) -> bool:
+    return any(w.startswith(_MECHANISM_STEMS) for w in words)
+
+
+def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
+    """Split a Core Idea into candidate phrases (RAKE-style), in text order.
+
+    Phrases are maximal runs of content words between stopwords and punctuation; ``of`` and
+    ``into`` join two runs (``made of glass``, ``turning prayers into light``) while the
+    result has at most five words. Perspective expressions (``seen from above``,
+    ``bird's-eye view``, ``close-up``) are kept whole. Words that announce a purpose
+    (``symbolizing``, ``to evoke``, ``a metaphor for``) are not part of a phrase but mark
+    the next one with cue ``"purpose"``; a setting preposition (``in``, ``under``,
+    ``among`` …) right before a phrase marks it ``"setting"``; a transformation verb inside
+    a phrase marks it ``"mechanism"``. When fewer than ``min_phrases`` phrases are found,
+    the words of multi-word phrases are added as phrases too (longest phrase first), so
+    ``"George Washington!"`` gives ``George Washington``, ``George`` and ``Washington``.
+
+    Parameters
+    ----------
+    idea : str
+        The Core Idea text.
+    min_phrases : int
+        Add single words until at least this many (when the idea has enough content words).
+
+    Returns
+    -------
+    list of Phrase
+        Unique by :func:`atom_form`, each ``idea[start:end] == text``.
+
+    Examples
+    --------
+    >>> [(p.text, p.cue) for p in chunk_phrases("A fox seen from above, sleeping in snow.")]
+    [('fox', None), ('seen from above', 'perspective'), ('sleeping', None), ('snow', 'setting')]
+    """
+    taken = [False] * len(idea)
+    phrases: list[Phrase] = []
+    for match in _PERSPECTIVE_PATTERN.finditer(idea):
+        phrases.append(Phrase(match.group(0), match.start(), match.end(), "perspective"))
+        for i in range(match.start(), match.end()):
+            taken[i] = True
+
+    tokens = [m for m in _WORD.finditer(idea) if not taken[m.start()]]
+    runs: list[list[re.Match[str]]] = []
+    run_cues: list[str | None] = []
+    current: list[re.Match[str]] = []
+    pending_cue: str | None = None
+    joined = False  # the last token of ``current`` is a joiner ("of", "into")
+    previous_end = 0
+
+    def close() -> None:
+        nonlocal current, joined, pending_cue
+        if joined:
+            current.pop()  # a joiner not followed by content is dropped
+        if current:
+            runs.append(current)
+            run_cues.append(pending_cue)
+            pending_cue = None
+        current = []
+        joined = False
+
+    for token in tokens:
+        gap = idea[previous_end : token.start()]
+        if _BOUNDARY.search(gap) or any(taken[previous_end : token.start()]):
+            close()
+            pending_cue = None
+        previous_end = token.end()
+        word = token.group(0).casefold().replace("’", "'")
+        if word in _PURPOSE_CUE_WORDS:
+            close()
+            pending_cue = "purpose"
+        elif word in _STOPWORDS:
+            if current and not joined and word in _JOINERS and len(current) < _MAX_PHRASE_WORDS:
+                current.append(token)
+                joined = True
+                continue
+            close()
+            if word in _SETTING_CUES:
+                pending_cue = "setting"
+        else:
+            if len(current) >= _MAX_PHRASE_WORDS or (
+                current and not joined and word.startswith(_MECHANISM_STEMS)
+            ):
+                close()
+            current.append(token)
+            joined = False
+    close()
+
+    for run, cue in zip(runs, run_cues, strict=True):
+        start, end = run[0].start(), run[-1].end()
+        words = [m.group(0).casefold() for m in run]
+        if cue is None and _has_mechanism_verb(words):
+            cue = "mechanism"
+        phrases.append(Phrase(idea[start:end], start, end, cue))
+
+    phrases.sort(key=lambda p: p.start)
+    phrases = _unique_phrases(phrases)
+    return _split_until(phrases, idea, min_phrases)
+
+
+def _unique_phrases(phrases: list[Phrase]) -> list[Phrase]:
+    seen: set[str] = set()
+    unique: list[Phrase] = []
+    for phrase in phrases:
+        form = atom_form(phrase.text)
+        if form and form not in seen:
+            seen.add(form)
+            unique.append(phrase)
+    return unique
+
+
+def _split_until(phrases: list[Phrase], idea: str, minimum: int) -> list[Phrase]:
+    # Too few phrases: add the words of multi-word phrases (longest phrase first) as
+    # phrases of their own, keeping the whole phrase too.
+    if len(phrases) >= minimum:
+        return phrases
+    result = list(phrases)
+    for phrase in sorted(phrases, key=lambda p: (-len(_WORD.findall(p.text)), p.start)):
+        words = [m for m in _WORD.finditer(phrase.text) if m.group(0).casefold() not in _STOPWORDS]
+        if len(words) < 2:
+            continue
+        pieces = [
+            Phrase(m.group(0), phrase.start + m.start(), phrase.start + m.end(), phrase.cue)
+            for m in words
+        ]
+        result = _unique_phrases(sorted(result + pieces, key=lambda p: (p.start, -p.end)))
+        if len(result) >= minimum:
+            break
+    return result
+
+
+# --------------------------------------------------------------------------- typing
+
+
+def assign_types(
+    phrase_vectors: np.ndarray,
+    prototype_vectors: Mapping[str, np.ndarray],
+    cues: Sequence[str | None],
+    *,
+    cue_bonus: float = 0.15,
+    bias: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Type phrases by their best cosine similarity to each type's prototypes.
+
+    ``score[i, t] = max_p cos(phrase_i, prototype_{t,p}) + cue_bonus · [cue_i == t]
+    + bias[i, t]`` and the type is the argmax over :data:`ATOM_TYPES` (earlier type on
+    ties).
+
+    Parameters
+    ----------
+    phrase_vectors : ndarray, shape (n, d)
+        L2-normalised phrase embeddings.
+    prototype_vectors : mapping type → ndarray (k_t, d)
+        L2-normalised prototype embeddings of every type in :data:`ATOM_TYPES`.
+    cues : sequence of str or None
+        Cue type of each phrase (from :func:`chunk_phrases`).
+    cue_bonus : float
+        Added to the cue type's score.
+    bias : ndarray, shape (n, len(ATOM_TYPES)), optional
+        Further additive priors (e.g. position in the sentence).
+
+    Returns
+    -------
+    types : ndarray of int, shape (n,)
+        Index into :data:`ATOM_TYPES`.
+    scores : ndarray, shape (n, len(ATOM_TYPES))
+        The scores above.
+
+    Examples
+    --------
+    >>> v = np.eye(2, dtype=np.float32)
+    >>> protos = {t: v[[0]] if t == "carrier" else v[[1]] for t in ATOM_TYPES}
+    >>> assign_types(v, protos, [None, None])[0].tolist()
+    [0, 1]
+    """
+    n = phrase_vectors.shape[0]
+    scores = np.zeros((n, len(ATOM_TYPES)), dtype=np.float64)
+    for t, kind in enumerate(ATOM_TYPES):
+        protos = np.asarray(prototype_vectors[kind], dtype=np.float64)
+        if n:
+            scores[:, t] = (phrase_vectors.astype(np.float64) @ protos.T).max(axis=1)
+    for i, cue in enumerate(cues):
+        if cue is not None:
+            scores[i, ATOM_TYPES.index(cue)] += cue_bonus
+    if bias is not None:
+        scores += np.asarray(bias, dtype=np.float64)
+    return scores.argmax(axis=1) if n else np.zeros(0, dtype=int), scores
+
+
+class OfflineExtractor:
+    """Atoms without an LLM: :func:`chunk_phrases`, then :func:`assign_types`.
+
+    Phrases closest to an excluded visual aspect (lighting, colour, texture, composition;
+    :data:`~creagraph.tig.schema.EXCLUDED_ASPECT_PROTOTYPES`) — similarity above both
+    ``exclude_threshold`` and the phrase's best type score without cue — are dropped while
+    more than three phrases remain. Beyond seven phrases, those with the highest type score
+    are kept (in text order). Unique phrase forms are embedded once per call.
+
+    Parameters
+    ----------
+    embedder : Embedder, optional
+        Default :func:`creagraph.core.embeddings.default_embedder` (cached MiniLM).
+    cue_bonus : float
+        See :func:`assign_types`.
+    subject_bonus : float
+        Added to ``carrier`` for the first phrase when it has no cue (the sentence's
+        subject usually carries the concept).
+    perspective_penalty : float
+        Subtracted from ``perspective`` for phrases without a perspective cue (viewpoints
+        are nearly always announced by the expressions :func:`chunk_phrases` recognises).
+    exclude_threshold : float
+        Minimum similarity to an excluded aspect for dropping a phrase.
+
+    Examples
+    --------
+    >>> ex = OfflineExtractor()                                      # doctest: +SKIP
+    >>> r = Response("t", "calm", "m", 0, "A fern unfurling in a glass jar to evoke calm.")
+    >>> [(a.type, a.text) for a in ex.extract([r])[0]]               # doctest: +SKIP
+    [('carrier', 'fern unfurling'), ('setting', 'glass jar'), ('purpose', 'calm')]
+    """
+
+    name = "offline"
+
+    def __init__(
+        self,
+        embedder: Any = None,
+        *,
+        cue_bonus: float = 0.15,
+        subject_bonus: float = 0.1,
+        perspective_penalty: float = 0.1,
+        exclude_threshold: float = 0.5,
+    ):
+        self._embedder = embedder
+        self.cue_bonus = cue_bonus
+        self.subject_bonus = subject_bonus
+        self.perspective_penalty = perspective_penalty
+        self.exclude_threshold = exclude_threshold
+        self._prototypes: dict[str, np.ndarray] | None = None
+        self._excluded: np.ndarray | None = None
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from creagraph.core.embeddings import default_embedder
+
+            self._embedder = default_embedder()
+        return self._embedder
+
+    def _prototype_vectors(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        if self._prototypes is None or self._excluded is None:
+            texts = [p for kind in ATOM_TYPES for p in TYPE_PROTOTYPES[kind]]
+            vectors = self.embedder.encode(texts + list(EXCLUDED_ASPECT_PROTOTYPES))
+            prototypes: dict[str, np.ndarray] = {}
+            offset = 0
+            for kind in ATOM_TYPES:
+                k = len(TYPE_PROTOTYPES[kind])
+                prototypes[kind] = vectors[offset : offset + k]
+                offset += k
+            self._prototypes = prototypes
+            self._excluded = vectors[offset:]
+        return self._prototypes, self._excluded
+
+    def _bias(self, cues: Sequence[str | None]) -> np.ndarray:
+        bias = np.zeros((len(cues), len(ATOM_TYPES)))
+        if cues and cues[0] is None:
+            bias[0, ATOM_TYPES.index("carrier")] += self.subject_bonus
+        for i, cue in enumerate(cues):
+            if cue != "perspective":
+                bias[i, ATOM_TYPES.index("perspective")] -= self.perspective_penalty
+        return bias
+
+    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
+        chunked = [chunk_phrases(r.core_idea) for r in responses]
+        forms = sorted({atom_form(p.text) for phrases in chunked for p in phrases})
+        index = {form: i for i, form in enumerate(forms)}
+        vectors = (
+            self.embedder.encode(forms) if forms else np.zeros((0, 1), dtype=np.float32)
+        )
+        prototypes, excluded = self._prototype_vectors()
+        result: list[list[Atom]] = []
+        for phrases in chunked:
+            if not phrases:
+                result.append([])
+                continue
+            rows = vectors[[index[atom_form(p.text)] for p in phrases]]
+            cues = [p.cue for p in phrases]
+            types, scores = assign_types(
+                rows, prototypes, cues, cue_bonus=self.cue_bonus, bias=self._bias(cues)
+            )
+            best = scores.max(axis=1)
+            _, plain = assign_types(rows, prototypes, [None] * len(phrases), cue_bonus=0.0)
+            plain_best = plain.max(axis=1)
+            aspect = (rows.astype(np.float64) @ excluded.T.astype(np.float64)).max(axis=1)
+            keep = list(range(len(phrases)))
+            droppable = [
+                i
+                for i in keep
+                if cues[i] in (None, "setting")
+                and aspect[i] >= self.exclude_threshold
+                and aspect[i] > plain_best[i]
+            ]
+            for i in sorted(droppable, key=lambda i: (-aspect[i], i)):
+                if len(keep) <= MIN_ATOMS:
+                    break
+                keep.remove(i)
+            if len(keep) > MAX_ATOMS:
+                keep = sorted(sorted(keep, key=lambda i: (-best[i], i))[:MAX_ATOMS])
+            result.append([Atom(ATOM_TYPES[int(types[i])], phrases[i].text) for i in keep])
+        return result
+
+
+# --------------------------------------------------------------------------- pre-extracted
+
+
+class PreExtractedAtoms:
+    """Atoms given in advance, looked up by response id.
+
+    Parameters
+    ----------
+    atoms : mapping response_id → list of Atom, or a path to an atoms file
+        (see :func:`creagraph.tig.io.read_atoms`).
+    require_grounded : bool
+        Raise when an atom's words do not all occur in its Core Idea (default True).
+    missing : {"error", "empty"}
+        What to do for a response absent from ``atoms``.
+
+    Examples
+    --------
+    >>> r = Response("t", "b", "m", 0, "A glass whale swallowing the moon.")
+    >>> ex = PreExtractedAtoms({r.response_id: [Atom("carrier", "glass whale")]})
+    >>> ex.extract([r])[0][0].text
+    'glass whale'
+    """
+
+    name = "json"
+
+    def __init__(
+        self,
+        atoms: Mapping[str, Sequence[Atom]] | str | os.PathLike[str],
+        *,
+        require_grounded: bool = True,
+        missing: str = "error",
+    ):
+        if isinstance(atoms, str | os.PathLike):
+            from creagraph.tig.io import read_atoms
+
+            self.source = str(atoms)
+            atoms = read_atoms(atoms)
+        else:
+            self.source = "<mapping>"
+        if missing not in ("error", "empty"):
+            raise ValueError("missing must be 'error' or 'empty'")
+        self.atoms = {key: list(value) for key, value in atoms.items()}
+        self.require_grounded = require_grounded
+        self.missing = missing
+
+    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
+        result: list[list[Atom]] = []
+        for response in responses:
+            found = self.atoms.get(response.response_id)
+            if found is None:
+                if self.missing == "error":
+                    raise InputError(
+                        f"{self.source}: no atoms for response {response.response_id!r}"
+                    )
+                found = []
+            if self.require_grounded:
+                for atom in found:
+                    if not is_grounded(atom.text, response.core_idea):
+                        raise InputError(
+                            f"{self.source}: atom {atom.text!r} of response "
+                            f"{response.response_id!r} does not occur in its core_idea"
+                        )
+            unique: dict[tuple[str, str], Atom] = {}
+            for atom in found:
+                unique.setdefault((atom.type, atom_form(atom.text)), atom)
+            result.append(list(unique.values()))
+        return result
+
+
+# --------------------------------------------------------------------------- LLM backend
+
+_FENCE = re.compile(r"```(?:json|JSON|js|javascript)?\s*\n?(.*?)```", re.DOTALL)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_LINE_COMMENT = re.compile(r"(?m)^\s*//.*$|(?<=[,\[{])\s*//[^\n]*")
+
+
+def parse_json_lenient(reply: str) -> Any:
+    """Parse JSON from an LLM reply, repairing common damage.
+
+    Handles a ``<think>…</think>`` prefix, a fenced code block, prose around the JSON
+    (the outermost ``{…}`` or ``[…]`` is taken), ``//`` comment lines, trailing commas and
+    typographic quotes.
+
+    Raises
+    ------
+    ValueError
+        When no JSON value can be recovered (message quotes the start of the reply).
+
+    Examples
+    --------
+    >>> parse_json_lenient('Sure!\\n```json\\n{"atoms": [{"type": "motif", "text": "x"},]}\\n```')
+    {'atoms': [{'type': 'motif', 'text': 'x'}]}
+    """
+    text = _THINK.sub("", reply).strip()
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    candidates = [text]
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if starts:
+        start = min(starts)
+        closer = "}" if text[start] == "{" else "]"
+        end = text.rfind(closer)
+        if end > start:
+            candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        for attempt in (candidate, _repair(candidate)):
+            try:
+                return json.loads(attempt)
+            except json.JSONDecodeError:
+                continue
+    raise ValueError(f"no JSON could be recovered from the reply: {reply[:120]!r}")
+
+
+def _repair(text: str) -> str:
+    text = text.replace("“", '"').replace("”", '"').replace("’", "'")
+    text = _LINE_COMMENT.sub("", text)
+    previous = None
+    while previous != text:
+        previous = text
+        text = _TRAILING_COMMA.sub(r"\1", text)
+    return text
+
+
+def atoms_from_llm_reply(reply: str, idea: str) -> list[Atom]:
+    """Atoms from an LLM reply: lenient JSON, valid types only, grounded in ``idea``,
+    unique by (type, form), at most seven (in the order given).
+
+    Accepts ``{"atoms": [...]}``, a bare list, or ``{type: [texts]}``.
+
+    Examples
+    --------
+    >>> atoms_from_llm_reply('{"atoms":[{"type":"carrier","text":"kite"},'
+    ...                      '{"type":"motif","text":"dragon"}]}', "A kite of letters")
+    [Atom(type='carrier', text='kite')]
+    """
+    data = parse_json_lenient(reply)
+    items: list[tuple[Any, Any]] = []
+    if isinstance(data, dict) and isinstance(data.get("atoms"), list):
+        data = data["atoms"]
+    if isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict):
+                items.append((item.get("type"), item.get("text")))
+    elif isinstance(data, dict):
+        for kind, texts in data.items():
+            for text in texts if isinstance(texts, list) else [texts]:
+                items.append((kind, text))
+    atoms: dict[tuple[str, str], Atom] = {}
+    for kind, text in items:
+        if not isinstance(kind, str) or not isinstance(text, str):
+            continue
+        kind = kind.strip().casefold()
+        text = text.strip()
+        if kind in ATOM_TYPES and text and is_grounded(text, idea):
+            atoms.setdefault((kind, atom_form(text)), Atom(kind, text))
+    return list(atoms.values())[:MAX_ATOMS]
+
+
+def build_extraction_messages(response: Response) -> list[dict[str, str]]:
+    """The chat messages asking an LLM for the typed atoms of one Core Idea."""
+    types = "\n".join(f"- {kind}: {TYPE_DESCRIPTIONS[kind]}" for kind in ATOM_TYPES)
+    system = (
+        "You extract typed idea atoms from a short visual concept. Atom types:\n"
+        f"{types}\n"
+        f"Return {MIN_ATOMS} to {MAX_ATOMS} atoms. Copy each atom's text verbatim from the "
+        "Core Idea (a short phrase, no paraphrase, no invented words). Do not extract "
+        "lighting, colour, texture or composition unless central to the idea. Reply with "
+        'JSON only: {"atoms": [{"type": "<type>", "text": "<phrase>"}]}'
+    )
+    user = f"Brief: {response.brief}\nCore Idea: {response.core_idea}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def build_chat_request(
+    messages: list[dict[str, str]],
+    *,
+    base_url: str,
+    model: str,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    timeout: float = 60.0,
+) -> urllib.request.Request:
+    """An OpenAI-compatible ``POST {base_url}/chat/completions`` request.
+
+    Examples
+    --------
+    >>> req = build_chat_request([{"role": "user", "content": "hi"}],
+    ...                          base_url="http://localhost:8000/v1", model="m", api_key="k")
+    >>> req.full_url, req.get_header("Authorization")
+    ('http://localhost:8000/v1/chat/completions', 'Bearer k')
+    """
+    body = {"model": model, "messages": messages, "temperature": temperature}
+    request = urllib.request.Request(
+        base_url.rstrip("/") + "/chat/completions",
+        data=json.dumps(body).encode("utf-8"),
+        method="POST",
+        headers={"Content-Type": "application/json", "User-Agent": "creagraph-tig/0.1"},
+    )
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    request.timeout = timeout  # type: ignore[attr-defined]
+    return request
+
+
+class OpenAIChatExtractor:
+    """Atoms from an LLM behind an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    base_url, model, api_key : str, optional
+        Endpoint (e.g. ``http://localhost:8000/v1``), model name and key. Defaults from
+        ``CREAGRAPH_LLM_BASE_URL`` / ``OPENAI_BASE_URL``, ``CREAGRAPH_LLM_MODEL`` and
+        ``CREAGRAPH_LLM_API_KEY`` / ``OPENAI_API_KEY``.
+    max_retries : int
+        Retries with exponential backoff on HTTP 429/5xx and connection errors.
+    timeout : float
+        Seconds per request.
+
+    Raises
+    ------
+    ValueError
+        At construction, when no endpoint or model is configured.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        max_retries: int = 3,
+        timeout: float = 60.0,
+        backoff: float = 1.0,
+    ):
+        self.base_url = (
+            base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL") or os.environ.get(
+                "OPENAI_BASE_URL")
+        )
+        self.model = model or os.environ.get("CREAGRAPH_LLM_MODEL")
+        self.api_key = (
+            api_key or os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get(
+                "OPENAI_API_KEY")
+        )
+        if not self.base_url:
+            raise ValueError("no LLM endpoint: pass base_url or set CREAGRAPH_LLM_BASE_URL")
+        if not self.model:
+            raise ValueError("no LLM model: pass model or set CREAGRAPH_LLM_MODEL")
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.backoff = backoff
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """Send one chat request; return the first choice's message content."""
+        request = build_chat_request(
+            messages, base_url=self.base_url, model=self.model, api_key=self.api_key,
+            timeout=self.timeout,
+        )
+        for attempt in range(self.max_retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                    payload = json.loads(reply.read().decode("utf-8"))
+                break
+            except urllib.error.HTTPError as exc:
+                if exc.code not in (429, 500, 502, 503, 504) or attempt == self.max_retries:
+                    raise RuntimeError(
+                        f"{request.full_url}: HTTP {exc.code} {exc.reason}"
+                    ) from exc
+            except urllib.error.URLError as exc:
+                if attempt == self.max_retries:
+                    raise RuntimeError(f"{request.full_url}: {exc.reason}") from exc
+            time.sleep(self.backoff * 2**attempt)
+        try:
+            return str(payload["choices"][0]["message"]["content"])
+        except (KeyError, IndexError, TypeError) as exc:
+            raise RuntimeError(
+                f"{request.full_url}: reply is not a chat completion: {str(payload)[:200]}"
+            ) from exc
+
+    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
+        result: list[list[Atom]] = []
+        for response in responses:
+            reply = self.complete(build_extraction_messages(response))
+            try:
+                result.append(atoms_from_llm_reply(reply, response.core_idea))
+            except ValueError:
+                result.append([])
+        return result
