@@ -7,6 +7,7 @@ libraries (torch, faiss, igraph) are imported inside commands, never at start-up
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -25,9 +26,22 @@ def _register() -> None:
     from creagraph.kg.cli import app as kg_app
 
     app.add_typer(kg_app, name="kg", help="Knowledge graph: import, inspect, pull, serve.")
+    from creagraph.judgments.cli import app as judge_app
+    app.add_typer(judge_app, name="judge", help="Pairwise preferences and rater agreement.")
 
 
 _register()
+
+
+@app.command()
+def demo(
+    slice_path: Path | None = typer.Option(None, "--slice", help="N-Triples slice to use."),
+    store: Path | None = typer.Option(None, "--store", help="Embedded store directory."),
+) -> None:
+    """Run the main job on the embedded default graph (the shared Wikidata slice)."""
+    from creagraph.demo import run_demo
+
+    run_demo(slice_path, store)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,10 @@
 - :mod:`~creagraph.judgments.agreement` — Kendall's W, Friedman, Krippendorff's α,
   Fleiss' κ, ICC, order-swap consistency.
 - :mod:`~creagraph.judgments.llmfao` — the LLMFAO crowd comparisons adapter.
+- :mod:`~creagraph.judgments.hcb` — Human Creativity Benchmark files and report.
+- :mod:`~creagraph.judgments.synthetic` — HCB-format data with known ground truth.
+- :mod:`~creagraph.judgments.cli` — ``creagraph judge bt | agreement | swap | hcb-report |
+  hcb-synth``.
 """
 
 from creagraph.judgments.agreement import (
@@ -43,7 +47,23 @@ from creagraph.judgments.bradley_terry import (
     parse_outcome,
     win_probabilities,
 )
+from creagraph.judgments.hcb import (
+    AXES,
+    HCB_COLUMNS,
+    HCB_FILES,
+    SENTIMENTS,
+    STAGES,
+    HCBData,
+    HCBReport,
+    hcb_comparisons,
+    hcb_report,
+    read_hcb,
+    write_hcb,
+    write_hcb_report,
+    write_table,
+)
 from creagraph.judgments.llmfao import LLMFAO_COLUMNS, default_llmfao_path, read_llmfao
+from creagraph.judgments.synthetic import HCBTruth, generate_hcb
 
 __all__ = [
     "LEFT",
@@ -81,4 +101,19 @@ __all__ = [
     "LLMFAO_COLUMNS",
     "default_llmfao_path",
     "read_llmfao",
+    "AXES",
+    "HCB_COLUMNS",
+    "HCB_FILES",
+    "SENTIMENTS",
+    "STAGES",
+    "HCBData",
+    "HCBReport",
+    "hcb_comparisons",
+    "hcb_report",
+    "read_hcb",
+    "write_hcb",
+    "write_hcb_report",
+    "write_table",
+    "HCBTruth",
+    "generate_hcb",
 ]

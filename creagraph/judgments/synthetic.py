@@ -1,0 +1,251 @@
+"""Synthetic Human Creativity Benchmark data with known ground truth (for tests and demos).
+
+The real HCB files are not public; :func:`generate_hcb` writes data in the same format
+(:mod:`creagraph.judgments.hcb`) from a seeded generative model whose parameters are
+returned alongside, so that an analysis can be checked for recovering them:
+
+- **Pairwise verdicts** follow a Davidson tie model [1]_ (Newman's parametrisation) with
+  known model log-strengths ``theta`` and tie parameter ``nu``; left/right order is
+  random. Empty responses (probability ``empty_rate`` per prompt × model) lose to
+  non-empty ones and tie each other (SPEC §5).
+- **Scalar ratings** (1–5) on each axis are
+  ``round(3 + quality[axis][model] + u[prompt, model] + e[rater])``, clipped to 1–5,
+  where ``u ~ N(0, unit_sd)`` is shared by all raters of a response (real signal) and
+  ``e ~ N(0, rater_noise[axis] * stage_noise[stage])`` is the rater's own reaction.
+  Axes with small noise are *convergent* (high Krippendorff's α), axes with large noise
+  *divergent* (low α). Empty responses get 1 on every axis.
+- **Qualitative feedback**: a theme per (rater, prompt, model) with probability
+  ``theme_rate``; sentiment follows the response's mean rating.
+
+References
+----------
+.. [1] Davidson, R. R. (1970). On extending the Bradley–Terry model to accommodate ties
+   in paired comparison experiments. *JASA*, 65(329), 317–328.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from creagraph.judgments.hcb import AXES, STAGES, HCBData
+
+__all__ = ["HCBTruth", "generate_hcb", "DEFAULT_RATER_NOISE"]
+
+DEFAULT_MODELS = ("aurora", "basalt", "cobalt", "dune", "ember")
+DEFAULT_THETA = (1.2, 0.6, 0.0, -0.5, -1.3)
+DEFAULT_DOMAINS = ("poster", "app_ui", "logo")
+DEFAULT_RATER_NOISE: dict[str, float] = {
+    "prompt_adherence": 0.3,  # raters converge
+    "usability": 0.7,
+    "visual_appeal": 1.8,  # taste: raters legitimately diverge
+}
+DEFAULT_STAGE_NOISE: dict[str, float] = {"ideation": 1.0, "mockup": 1.0, "refinement": 1.0}
+_SKILLS = ("designer", "illustrator", "developer", "marketer")
+_THEMES = ("composition", "colour", "originality", "clarity", "typography", "brief fit")
+
+
+@dataclass(frozen=True)
+class HCBTruth:
+    """The parameters :func:`generate_hcb` sampled from.
+
+    Attributes
+    ----------
+    models : tuple of str
+    theta : ndarray
+        Pairwise log-strengths (mean-centred), indexed like ``models``.
+    nu : float
+        Davidson tie parameter.
+    quality : dict
+        ``quality[axis]`` = per-model mean shift of the 1–5 rating.
+    unit_sd : float
+    rater_noise : dict
+        Rater noise s.d. per axis.
+    stage_noise : dict
+        Multiplier of the rater noise per stage.
+    convergent_axes, divergent_axes : tuple of str
+        Axes whose noise is below / above the signal s.d. ``unit_sd``.
+    """
+
+    models: tuple[str, ...]
+    theta: np.ndarray
+    nu: float
+    quality: dict[str, np.ndarray]
+    unit_sd: float
+    rater_noise: dict[str, float]
+    stage_noise: dict[str, float]
+    convergent_axes: tuple[str, ...]
+    divergent_axes: tuple[str, ...]
+
+    def rank_order(self) -> list[str]:
+        """Models from strongest to weakest."""
+        return [self.models[k] for k in np.argsort(-self.theta, kind="stable")]
+
+
+def generate_hcb(
+    *,
+    seed: int = 0,
+    models: Sequence[str] = DEFAULT_MODELS,
+    theta: Sequence[float] = DEFAULT_THETA,
+    domains: Sequence[str] = DEFAULT_DOMAINS,
+    stages: Sequence[str] = STAGES,
+    prompts_per_cell: int = 4,
+    n_evaluators: int = 10,
+    raters_per_prompt: int = 5,
+    nu: float = 0.25,
+    quality_scale: float = 0.5,
+    unit_sd: float = 0.8,
+    rater_noise: Mapping[str, float] | None = None,
+    stage_noise: Mapping[str, float] | None = None,
+    empty_rate: float = 0.02,
+    theme_rate: float = 0.3,
+) -> tuple[HCBData, HCBTruth]:
+    """Generate HCB-format data with known ground truth.
+
+    Parameters
+    ----------
+    seed : int
+    models, theta : sequences of equal length
+        Model names and their pairwise log-strengths.
+    domains, stages : sequences of str
+        Stages must be HCB stages (ideation, mockup, refinement).
+    prompts_per_cell : int
+        Prompts per domain × stage.
+    n_evaluators, raters_per_prompt : int
+        Evaluator pool and how many evaluators see each prompt; every evaluator of a
+        prompt compares every pair of models once and rates every model on every axis.
+    nu : float
+        Davidson tie parameter of the pairwise verdicts.
+    quality_scale : float
+        Scalar quality of model ``k`` on every axis is ``quality_scale * theta[k]``.
+    unit_sd, rater_noise, stage_noise : see the module docstring.
+    empty_rate, theme_rate : float
+
+    Returns
+    -------
+    data : HCBData
+    truth : HCBTruth
+
+    Examples
+    --------
+    >>> data, truth = generate_hcb(seed=1, prompts_per_cell=1)
+    >>> len(data.prompts), truth.rank_order()[0]
+    (9, 'aurora')
+    """
+    models = tuple(str(m) for m in models)
+    th = np.asarray(theta, dtype=float)
+    if th.shape != (len(models),) or len(models) < 2:
+        raise ValueError("models and theta must have the same length (>= 2)")
+    if len(set(models)) != len(models):
+        raise ValueError("model names must be unique")
+    bad_stages = [s for s in stages if s not in STAGES]
+    if bad_stages:
+        raise ValueError(f"unknown stages {bad_stages} (use {list(STAGES)})")
+    if not 1 <= raters_per_prompt <= n_evaluators:
+        raise ValueError("need 1 <= raters_per_prompt <= n_evaluators")
+    if prompts_per_cell < 1 or nu < 0 or not 0 <= empty_rate < 1:
+        raise ValueError("need prompts_per_cell >= 1, nu >= 0 and 0 <= empty_rate < 1")
+    noise = dict(DEFAULT_RATER_NOISE if rater_noise is None else rater_noise)
+    snoise = dict(DEFAULT_STAGE_NOISE if stage_noise is None else stage_noise)
+    missing = [a for a in AXES if a not in noise]
+    if missing:
+        raise ValueError(f"rater_noise lacks axes {missing}")
+    rng = np.random.default_rng(seed)
+    th = th - th.mean()
+    quality = {axis: quality_scale * th for axis in AXES}
+    evaluators = [f"ev{k:03d}" for k in range(n_evaluators)]
+    skills = {e: _SKILLS[int(rng.integers(len(_SKILLS)))] for e in evaluators}
+
+    data = HCBData(prompts=[])
+    pid = 0
+    for domain in domains:
+        for stage in stages:
+            for _ in range(prompts_per_cell):
+                prompt_id = f"p{pid:04d}"
+                pid += 1
+                data.prompts.append(
+                    {"prompt_id": prompt_id, "domain": domain, "stage": stage,
+                     "prompt": f"{stage} brief #{pid} for a {domain}", "input_image": ""}
+                )
+                empty = rng.random(len(models)) < empty_rate
+                unit = rng.normal(0.0, unit_sd, size=len(models))
+                for k, m in enumerate(models):
+                    data.outputs.append(
+                        {"prompt_id": prompt_id, "model": m, "empty": bool(empty[k]),
+                         "output": "" if empty[k] else f"outputs/{prompt_id}/{m}.png"}
+                    )
+                raters = rng.choice(n_evaluators, size=raters_per_prompt, replace=False)
+                for r in sorted(raters.tolist()):
+                    ev = evaluators[r]
+                    for i, j in itertools.combinations(range(len(models)), 2):
+                        if rng.random() < 0.5:
+                            i, j = j, i
+                        data.pairwise.append(
+                            {"prompt_id": prompt_id, "evaluator_id": ev,
+                             "model_a": models[i], "model_b": models[j],
+                             "chosen": _verdict(rng, th[i], th[j], nu, empty[i], empty[j],
+                                                models[i], models[j]),
+                             "evaluator_core_skill": skills[ev]}
+                        )
+                    for k, m in enumerate(models):
+                        rec = {"prompt_id": prompt_id, "evaluator_id": ev, "model": m}
+                        for axis in AXES:
+                            if empty[k]:
+                                rec[axis] = 1.0
+                                continue
+                            sd = noise[axis] * snoise.get(stage, 1.0)
+                            raw = 3.0 + quality[axis][k] + unit[k] + rng.normal(0.0, sd)
+                            rec[axis] = float(min(5, max(1, round(raw))))
+                        data.scalar.append(rec)
+                        if rng.random() < theme_rate:
+                            mean = float(np.mean([rec[a] for a in AXES]))
+                            sentiment = (
+                                "positive" if mean >= 3.5 else "negative" if mean < 2.5
+                                else "neutral"
+                            )
+                            theme = _THEMES[int(rng.integers(len(_THEMES)))]
+                            data.qualitative.append(
+                                {"prompt_id": prompt_id, "evaluator_id": ev, "model": m,
+                                 "theme": theme, "sentiment": sentiment,
+                                 "quote": f"{theme} is {sentiment}"}
+                            )
+    truth = HCBTruth(
+        models=models,
+        theta=th,
+        nu=float(nu),
+        quality=quality,
+        unit_sd=float(unit_sd),
+        rater_noise=noise,
+        stage_noise=snoise,
+        convergent_axes=tuple(a for a in AXES if noise[a] < unit_sd),
+        divergent_axes=tuple(a for a in AXES if noise[a] > unit_sd),
+    )
+    return data, truth
+
+
+def _verdict(
+    rng: np.random.Generator,
+    ti: float,
+    tj: float,
+    nu: float,
+    empty_i: bool,
+    empty_j: bool,
+    name_i: str,
+    name_j: str,
+) -> str:
+    if empty_i or empty_j:
+        if empty_i and empty_j:
+            return "tie"
+        return name_j if empty_i else name_i
+    pi, pj = math.exp(ti), math.exp(tj)
+    tie = 2.0 * nu * math.sqrt(pi * pj)
+    u = rng.random() * (pi + pj + tie)
+    if u < pi:
+        return name_i
+    if u < pi + pj:
+        return name_j
+    return "tie"
