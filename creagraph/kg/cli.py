@@ -1,0 +1,246 @@
+"""``creagraph kg …``: import, inspect, pull and serve knowledge graphs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from creagraph.core.graph import is_pid, is_qid
+from creagraph.core.io import InputError, dumps
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Embedded store directory (default: $CREAGRAPH_STORE or ~/.cache/creagraph/store).",
+    ),
+]
+EndpointOpt = Annotated[
+    str | None,
+    typer.Option("--endpoint", help="SPARQL endpoint URL; selects the SPARQL backend."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _graph(store: Path | None, endpoint: str | None):
+    from creagraph.kg import open_graph
+
+    return open_graph(store, endpoint)
+
+
+def _fmt(kg, ident: str) -> str:
+    label = kg.label(ident)
+    return f"{ident} ({label})" if label else ident
+
+
+@app.command("import")
+def import_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="N-Triples dump files (.nt/.nt.gz/.nt.bz2).")],
+    store: StoreOpt = None,
+    language: Annotated[str, typer.Option(help="Language of labels to keep.")] = "en",
+    skip_malformed: Annotated[
+        bool, typer.Option(help="Count malformed lines instead of stopping at the first.")
+    ] = False,
+    force: Annotated[bool, typer.Option(help="Re-import even if the store is up to date.")] = False,
+) -> None:
+    """Import Wikidata truthy-dump files into an embedded store."""
+    from creagraph.core.paths import default_store_dir
+    from creagraph.kg.embedded import import_dumps
+
+    target = store if store is not None else default_store_dir()
+    result = import_dumps(paths, target, language=language, strict=not skip_malformed, force=force)
+    reused = result.report.get("reused")
+    typer.echo(
+        f"{'store already up to date' if reused else 'imported'}: {target}\n"
+        f"statements: {result.statements}\nentities: {result.entities}\n"
+        f"properties: {result.properties}"
+        + ("" if reused else f"\nseconds: {result.seconds:.1f}")
+    )
+    skipped = result.report.get("skipped", {})
+    if skipped:
+        typer.echo("skipped lines:")
+        for reason, count in skipped.items():
+            typer.echo(f"  {count}\t{reason}")
+    elif not reused:
+        typer.echo("skipped lines: none")
+
+
+@app.command()
+def info(store: StoreOpt = None, endpoint: EndpointOpt = None, as_json: JsonOpt = False) -> None:
+    """Print statement, entity and property counts."""
+    kg = _graph(store, endpoint)
+    stats = kg.stats()
+    if as_json:
+        typer.echo(dumps({"backend": kg.backend, **stats}))
+        return
+    typer.echo(f"backend: {kg.backend}")
+    for key, value in stats.items():
+        typer.echo(f"{key}: {value}")
+
+
+@app.command()
+def entity(
+    ident: Annotated[str, typer.Argument(help="A QID (Q42) or PID (P69).")],
+    store: StoreOpt = None,
+    endpoint: EndpointOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show an entity's or property's label, aliases and description."""
+    kg = _graph(store, endpoint)
+    if is_qid(ident):
+        record = kg.entity(ident)
+    elif is_pid(ident):
+        record = kg.property(ident)
+    else:
+        raise InputError(f"not a Wikidata id: {ident!r} (expected Q… or P…)")
+    if record is None:
+        raise InputError(f"unknown id: {ident} is not in the graph")
+    if as_json:
+        from dataclasses import asdict
+
+        typer.echo(dumps(asdict(record)))
+        return
+    typer.echo(f"{record.id}: {record.label}")
+    if record.description:
+        typer.echo(f"  description: {record.description}")
+    if record.aliases:
+        typer.echo(f"  aliases: {'; '.join(record.aliases)}")
+    inverse = getattr(record, "inverse_label", None)
+    if inverse:
+        typer.echo(f"  inverse: {inverse}")
+
+
+@app.command()
+def search(
+    text: Annotated[str, typer.Argument(help="Label or alias to look up.")],
+    store: StoreOpt = None,
+    endpoint: EndpointOpt = None,
+    limit: Annotated[int, typer.Option(help="Maximum results.")] = 10,
+    kind: Annotated[str, typer.Option(help="entity or property.")] = "entity",
+    fuzzy: Annotated[bool, typer.Option(help="Fall back to fuzzy matching.")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find entities (or properties) by label or alias: exact, then fuzzy."""
+    kg = _graph(store, endpoint)
+    hits = kg.search(text, limit=limit, fuzzy=fuzzy, kind=kind)
+    if not hits:
+        typer.echo(f"no match for {text!r}", err=True)
+        raise typer.Exit(1)
+    for hit in hits:
+        if as_json:
+            typer.echo(dumps(hit.__dict__))
+        else:
+            how = "exact" if hit.exact else f"fuzzy {hit.score:.0f}"
+            typer.echo(f"{hit.id}\t{hit.label}\t[{hit.kind}: {hit.matched}; {how}]")
+
+
+@app.command()
+def neighbors(
+    ident: Annotated[str, typer.Argument(help="A QID.")],
+    store: StoreOpt = None,
+    endpoint: EndpointOpt = None,
+    prop: Annotated[str | None, typer.Option("--prop", help="Only this property.")] = None,
+    direction: Annotated[str, typer.Option(help="out, in or both.")] = "both",
+    limit: Annotated[int, typer.Option(help="Maximum edges printed per direction.")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """List an entity's out- and/or in-edges."""
+    if direction not in ("out", "in", "both"):
+        raise InputError(f"--direction must be out, in or both, not {direction!r}")
+    kg = _graph(store, endpoint)
+    if kg.entity(ident) is None:
+        raise InputError(f"unknown id: {ident} is not in the graph")
+    groups = []
+    if direction in ("out", "both"):
+        groups.append(("out", kg.out_edges(ident, prop)))
+    if direction in ("in", "both"):
+        groups.append(("in", kg.in_edges(ident, prop)))
+    for name, edges in groups:
+        if as_json:
+            for e in edges[:limit]:
+                typer.echo(dumps({"direction": name, "subject": e.subject, "property": e.property, "object": e.object}))
+            continue
+        typer.echo(f"{name}-edges: {len(edges)}")
+        shown = edges[:limit]
+        labels = kg.labels([x for e in shown for x in e.as_tuple()])
+        for e in shown:
+            typer.echo(
+                f"  {e.subject} ({labels.get(e.subject, '?')}) -[{e.property} "
+                f"{labels.get(e.property, '?')}]-> {e.object} ({labels.get(e.object, '?')})"
+            )
+
+
+@app.command("class-size")
+def class_size(
+    prop: Annotated[str, typer.Argument(help="A PID.")],
+    subject: Annotated[str | None, typer.Option(help="Count |{y : (SUBJECT, PROP, y)}|.")] = None,
+    obj: Annotated[str | None, typer.Option("--object", help="Count |{x : (x, PROP, OBJECT)}|.")] = None,
+    store: StoreOpt = None,
+    endpoint: EndpointOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Exact class sizes (SPEC §3.4): members sharing PROP with a given object or subject."""
+    if subject is None and obj is None:
+        raise InputError("give --object Q… and/or --subject Q…")
+    kg = _graph(store, endpoint)
+    out: dict[str, int | str] = {"property": prop}
+    if obj is not None:
+        out["object"] = obj
+        out["subjects"] = kg.count_subjects(prop, obj)
+    if subject is not None:
+        out["subject"] = subject
+        out["objects"] = kg.count_objects(subject, prop)
+    if as_json:
+        typer.echo(json.dumps(out))
+        return
+    if obj is not None:
+        typer.echo(f"|{{x : (x, {prop}, {obj})}}| = {out['subjects']}")
+    if subject is not None:
+        typer.echo(f"|{{y : ({subject}, {prop}, y)}}| = {out['objects']}")
+
+
+@app.command()
+def pull(
+    endpoint: Annotated[str, typer.Option("--endpoint", help="SPARQL endpoint to read from.")],
+    out: Annotated[Path, typer.Option("--out", help="Output .nt or .nt.gz file.")],
+    prop: Annotated[list[str], typer.Option("--property", help="Property to follow (repeat).")] = [],  # noqa: B006
+    seed: Annotated[list[str], typer.Option("--seed", help="Seed entity QID (repeat).")] = [],  # noqa: B006
+    hops: Annotated[int, typer.Option(help="Expansion depth.")] = 1,
+    limit: Annotated[int, typer.Option(help="Statements per property when no seeds.")] = 1000,
+    max_entities: Annotated[int, typer.Option(help="Stop expanding past this many entities.")] = 50_000,
+) -> None:
+    """Extract a slice from a SPARQL endpoint into Wikidata truthy-dump N-Triples."""
+    from creagraph.kg.pull import pull_slice
+    from creagraph.kg.sparql import SparqlKG
+
+    result = pull_slice(
+        SparqlKG(endpoint),
+        out,
+        properties=prop,
+        seeds=seed,
+        hops=hops,
+        per_property_limit=limit,
+        max_entities=max_entities,
+    )
+    typer.echo(
+        f"wrote {result.path}: statements {result.statements}, entities {result.entities}, "
+        f"properties {result.properties}"
+    )
+
+
+@app.command()
+def serve(
+    sources: Annotated[list[Path], typer.Argument(help="N-Triples files to serve.")],
+    db: Annotated[Path | None, typer.Option(help="Oxigraph store directory (reused if loaded).")] = None,
+    host: str = "127.0.0.1",
+    port: int = 7878,
+) -> None:
+    """Serve N-Triples files over the SPARQL 1.1 protocol (Oxigraph), for local use."""
+    from creagraph.kg.server import serve as run
+
+    run(list(sources), db=db, host=host, port=port)

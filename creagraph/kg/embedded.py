@@ -1,0 +1,589 @@
+"""Embedded knowledge-graph store: numpy CSR edge arrays plus a SQLite text index.
+
+Layout of a store directory (written atomically: built in a sibling temporary directory,
+then renamed into place, so an interrupted import never damages an existing store)::
+
+    meta.json        counts, sources, what the import skipped and why
+    qnums.npy        sorted numeric parts of the item ids (node index -> QID)
+    pnums.npy        sorted numeric parts of the statement properties (index -> PID)
+    out_indptr.npy   CSR over subjects; out_prop / out_obj sorted by (subject, prop, object)
+    in_indptr.npy    CSR over objects;  in_prop / in_subj  sorted by (object, prop, subject)
+    text.sqlite      labels, aliases, descriptions and a normalised name index
+
+Class sizes are two binary searches inside one CSR row, so they are exact and take
+microseconds; reopening maps the arrays and opens SQLite, well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from creagraph.core.graph import (
+    Category,
+    Edge,
+    EntityRecord,
+    PropertyRecord,
+    SearchHit,
+    Side,
+    check_pid,
+    check_qid,
+)
+from creagraph.core.io import InputError, atomic_write
+from creagraph.core.progress import progress_bar
+from creagraph.core.text import normalize, normalize_loose
+from creagraph.kg.common import inverse_labels, rank_hits
+from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
+
+__all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT"]
+
+STORE_FORMAT = 1
+_ARRAYS = ("qnums", "pnums", "out_indptr", "out_prop", "out_obj", "in_indptr", "in_prop", "in_subj")
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_dumps` built."""
+
+    store: Path
+    statements: int
+    entities: int
+    properties: int
+    seconds: float
+    report: dict = field(default_factory=dict)
+
+
+def _source_fingerprint(paths: Sequence[Path]) -> list[dict]:
+    out = []
+    for p in paths:
+        st = p.stat()
+        out.append({"path": str(p.resolve()), "size": st.st_size, "mtime": int(st.st_mtime)})
+    return out
+
+
+def import_dumps(
+    paths: Sequence[str | os.PathLike[str]],
+    store: str | os.PathLike[str],
+    *,
+    language: str = "en",
+    strict: bool = True,
+    force: bool = False,
+    show_progress: bool = True,
+) -> ImportResult:
+    """Import Wikidata truthy-dump N-Triples files into an embedded store at ``store``.
+
+    Parameters
+    ----------
+    paths : sequence of paths
+        ``.nt``, ``.nt.gz`` or ``.nt.bz2`` files; all are merged into one store.
+    store : path
+        Store directory. Replaced atomically when the import succeeds.
+    language : str
+        Language of labels, aliases and descriptions to keep.
+    strict : bool
+        Raise on a malformed line (with file and line number) instead of skipping it.
+    force : bool
+        Re-import even when the store was already built from exactly these files.
+    show_progress : bool
+        Show a progress bar over the bytes read.
+
+    Returns
+    -------
+    ImportResult
+        Counts of statements, entities and properties, time taken, and the parse report
+        (lines skipped, by reason).
+
+    Examples
+    --------
+    >>> res = import_dumps(["slice.nt.gz"], "store")        # doctest: +SKIP
+    >>> res.statements, res.entities, res.properties         # doctest: +SKIP
+    (413419, 86812, 427)
+    """
+    files = [Path(p) for p in paths]
+    if not files:
+        raise InputError("no input files given")
+    for f in files:
+        if not f.exists():
+            raise InputError(f"{f}: file not found")
+    target = Path(store)
+    fingerprint = _source_fingerprint(files)
+    meta_path = target / "meta.json"
+    if not force and meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            meta = {}
+        if meta.get("format") == STORE_FORMAT and meta.get("sources") == fingerprint:
+            return ImportResult(
+                target,
+                meta["statements"],
+                meta["entities"],
+                meta["properties"],
+                0.0,
+                {**meta.get("report", {}), "reused": True},
+            )
+
+    start = time.perf_counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        report = _build(files, tmp, language=language, strict=strict, show_progress=show_progress)
+        meta = {
+            "format": STORE_FORMAT,
+            "sources": fingerprint,
+            "language": language,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **report["counts"],
+            "report": report["parse"],
+        }
+        with atomic_write(tmp / "meta.json") as handle:
+            json.dump(meta, handle, indent=1)
+        _replace_dir(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    counts = report["counts"]
+    return ImportResult(
+        target,
+        counts["statements"],
+        counts["entities"],
+        counts["properties"],
+        time.perf_counter() - start,
+        report["parse"],
+    )
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    if target.exists():
+        if not (target / "meta.json").exists() and any(target.iterdir()):
+            raise InputError(f"{target}: exists and is not a creagraph store; refusing to replace it")
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(new, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new, target)
+
+
+def _text_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        PRAGMA journal_mode=OFF;
+        PRAGMA synchronous=OFF;
+        CREATE TABLE records (id TEXT PRIMARY KEY, label TEXT, description TEXT);
+        CREATE TABLE aliases (id TEXT NOT NULL, alias TEXT NOT NULL);
+        CREATE TABLE names (key TEXT NOT NULL, loose TEXT NOT NULL, id TEXT NOT NULL,
+                            kind TEXT NOT NULL, text TEXT NOT NULL);
+        """
+    )
+
+
+def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_progress: bool):
+    subj, prop, obj = array("q"), array("q"), array("q")
+    text_ids: set[int] = set()
+    labels: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    alias_rows: list[tuple[str, str]] = []
+    parse = ParseReport()
+    total = sum(f.stat().st_size for f in files)
+    bar = progress_bar(total=total, desc="import", unit="B", unit_scale=True) if show_progress else None
+    try:
+        for f in files:
+            for item in parse_dump(
+                f,
+                language=language,
+                strict=strict,
+                report=parse,
+                on_read=bar.update if bar is not None else None,
+            ):
+                if isinstance(item, Literal_):
+                    if item.id[0] == "Q":
+                        text_ids.add(int(item.id[1:]))
+                    if item.kind == "label":
+                        labels.setdefault(item.id, item.text)
+                    elif item.kind == "description":
+                        descriptions.setdefault(item.id, item.text)
+                    else:
+                        alias_rows.append((item.id, item.text))
+                else:
+                    subj.append(int(item.subject[1:]))
+                    prop.append(int(item.property[1:]))
+                    obj.append(int(item.object[1:]))
+    finally:
+        if bar is not None:
+            bar.close()
+
+    s = np.frombuffer(subj, dtype=np.int64) if subj else np.zeros(0, np.int64)
+    p = np.frombuffer(prop, dtype=np.int64) if prop else np.zeros(0, np.int64)
+    o = np.frombuffer(obj, dtype=np.int64) if obj else np.zeros(0, np.int64)
+    qnums = np.unique(
+        np.concatenate([s, o, np.fromiter(text_ids, dtype=np.int64, count=len(text_ids))])
+    )
+    pnums = np.unique(p)
+    si = np.searchsorted(qnums, s).astype(np.int32)
+    oi = np.searchsorted(qnums, o).astype(np.int32)
+    pi = np.searchsorted(pnums, p).astype(np.int32)
+    n_nodes = len(qnums)
+
+    order = np.lexsort((oi, pi, si))
+    si, pi, oi = si[order], pi[order], oi[order]
+    if len(si):
+        keep = np.ones(len(si), dtype=bool)
+        keep[1:] = (np.diff(si) != 0) | (np.diff(pi) != 0) | (np.diff(oi) != 0)
+        duplicates = int((~keep).sum())
+        si, pi, oi = si[keep], pi[keep], oi[keep]
+    else:
+        duplicates = 0
+    if duplicates:
+        parse.skipped["duplicate statement"] += duplicates
+    out_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(si, minlength=n_nodes), out=out_indptr[1:])
+    in_order = np.lexsort((si, pi, oi))
+    in_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(oi, minlength=n_nodes), out=in_indptr[1:])
+    arrays = {
+        "qnums": qnums,
+        "pnums": pnums,
+        "out_indptr": out_indptr,
+        "out_prop": pi,
+        "out_obj": oi,
+        "in_indptr": in_indptr,
+        "in_prop": pi[in_order],
+        "in_subj": si[in_order],
+    }
+    for name, values in arrays.items():
+        np.save(out / f"{name}.npy", np.ascontiguousarray(values))
+
+    conn = sqlite3.connect(str(out / "text.sqlite"))
+    try:
+        _text_schema(conn)
+        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in alias_rows})
+        conn.executemany(
+            "INSERT INTO records VALUES (?, ?, ?)",
+            ((i, labels.get(i), descriptions.get(i)) for i in ids),
+        )
+        seen_alias: set[tuple[str, str]] = set()
+        unique_aliases = []
+        for row in alias_rows:
+            if row not in seen_alias:
+                seen_alias.add(row)
+                unique_aliases.append(row)
+        conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
+        conn.executemany(
+            "INSERT INTO names VALUES (?, ?, ?, ?, ?)",
+            (
+                (normalize(text), normalize_loose(text), i, kind, text)
+                for kind, rows in (("label", labels.items()), ("alias", unique_aliases))
+                for i, text in rows
+            ),
+        )
+        conn.executescript(
+            """
+            CREATE INDEX names_key ON names(key);
+            CREATE INDEX names_loose ON names(loose);
+            CREATE INDEX aliases_id ON aliases(id);
+            """
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+    counts = {
+        "statements": int(len(si)),
+        "entities": int(n_nodes),
+        "properties": int(len(pnums)),
+        "labelled_entities": sum(1 for i in labels if i[0] == "Q"),
+        "labelled_properties": sum(1 for i in labels if i[0] == "P"),
+        "aliases": len(unique_aliases),
+        "descriptions": len(descriptions),
+    }
+    return {"counts": counts, "parse": parse.as_dict()}
+
+
+class EmbeddedKG:
+    """The default knowledge-graph backend: an embedded store built by :func:`import_dumps`.
+
+    Parameters
+    ----------
+    store : path
+        Directory holding a store. Opening is cheap (arrays and SQLite are opened, nothing
+        is re-imported).
+
+    Examples
+    --------
+    >>> kg = EmbeddedKG("store")                            # doctest: +SKIP
+    >>> kg.has_triple("Q179051", "P69", "Q174710")           # doctest: +SKIP
+    True
+    >>> kg.count_subjects("P69", "Q174710") > 0              # doctest: +SKIP
+    True
+    """
+
+    backend = "embedded"
+
+    def __init__(self, store: str | os.PathLike[str]):
+        self.store = Path(store)
+        meta_path = self.store / "meta.json"
+        if not meta_path.exists():
+            raise InputError(
+                f"{self.store}: no creagraph store here (run `creagraph kg import FILE --store "
+                f"{self.store}` first)"
+            )
+        self.meta = json.loads(meta_path.read_text())
+        if self.meta.get("format") != STORE_FORMAT:
+            raise InputError(f"{self.store}: store format {self.meta.get('format')} is not supported")
+        for name in _ARRAYS:
+            setattr(self, f"_{name}", np.load(self.store / f"{name}.npy"))
+        self._conn = sqlite3.connect(
+            f"file:{self.store / 'text.sqlite'}?mode=ro", uri=True, check_same_thread=False
+        )
+        self._pindex = {int(v): i for i, v in enumerate(self._pnums.tolist())}
+        self._fuzzy_choices: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {}
+        self._inverse = inverse_labels()
+
+    # -- ids -------------------------------------------------------------------------
+    def _node(self, qid: str) -> int:
+        check_qid(qid)
+        num = int(qid[1:])
+        i = int(np.searchsorted(self._qnums, num))
+        if i < len(self._qnums) and self._qnums[i] == num:
+            return i
+        return -1
+
+    def _prop(self, pid: str) -> int:
+        check_pid(pid)
+        return self._pindex.get(int(pid[1:]), -1)
+
+    def _qid(self, index: int) -> str:
+        return f"Q{self._qnums[index]}"
+
+    def _pid(self, index: int) -> str:
+        return f"P{self._pnums[index]}"
+
+    # -- records ---------------------------------------------------------------------
+    def _record(self, ident: str) -> tuple[str | None, tuple[str, ...], str | None, bool]:
+        row = self._conn.execute(
+            "SELECT label, description FROM records WHERE id = ?", (ident,)
+        ).fetchone()
+        aliases = tuple(
+            a for (a,) in self._conn.execute(
+                "SELECT alias FROM aliases WHERE id = ? ORDER BY rowid", (ident,)
+            )
+        )
+        if row is None:
+            return None, aliases, None, bool(aliases)
+        return row[0], aliases, row[1], True
+
+    def entity(self, qid: str) -> EntityRecord | None:
+        label, aliases, description, found = self._record(check_qid(qid))
+        if not found and self._node(qid) < 0:
+            return None
+        return EntityRecord(qid, label, tuple(sorted(aliases)), description)
+
+    def property(self, pid: str) -> PropertyRecord | None:
+        label, aliases, description, found = self._record(check_pid(pid))
+        if not found and self._prop(pid) < 0:
+            return None
+        return PropertyRecord(pid, label, tuple(sorted(aliases)), description, self._inverse.get(pid))
+
+    def label(self, ident: str) -> str | None:
+        """The English label of an item or property, or ``None``."""
+        row = self._conn.execute("SELECT label FROM records WHERE id = ?", (ident,)).fetchone()
+        return row[0] if row else None
+
+    def labels(self, idents: Iterable[str]) -> dict[str, str]:
+        """Labels of many ids in one query (ids without a label are left out)."""
+        wanted = list(dict.fromkeys(idents))
+        out: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for ident, label in self._conn.execute(
+                f"SELECT id, label FROM records WHERE id IN ({marks}) AND label IS NOT NULL", chunk
+            ):
+                out[ident] = label
+        return out
+
+    # -- search ----------------------------------------------------------------------
+    def degree(self, qid: str) -> int:
+        """Number of statements with ``qid`` as subject or object."""
+        i = self._node(qid)
+        if i < 0:
+            return 0
+        return int(
+            self._out_indptr[i + 1] - self._out_indptr[i] + self._in_indptr[i + 1] - self._in_indptr[i]
+        )
+
+    def search(
+        self, text: str, *, limit: int = 10, fuzzy: bool = True, kind: str = "entity"
+    ) -> list[SearchHit]:
+        if kind not in ("entity", "property"):
+            raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
+        prefix = "Q" if kind == "entity" else "P"
+        key, loose = normalize(text), normalize_loose(text)
+        rows = self._conn.execute(
+            "SELECT id, kind, text FROM names WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
+            (key, loose, prefix),
+        ).fetchall()
+        hits = [
+            SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows
+        ]
+        if fuzzy and len({h.id for h in hits}) < limit and loose:
+            hits.extend(self._fuzzy(loose, prefix, limit * 3))
+        return rank_hits(hits, limit, self._popularity, self.labels)
+
+    def _popularity(self, ids: list[str]) -> dict[str, int]:
+        return {i: (self.degree(i) if i[0] == "Q" else 0) for i in ids}
+
+    def _fuzzy(self, loose: str, prefix: str, limit: int) -> list[SearchHit]:
+        from rapidfuzz import fuzz, process
+
+        if prefix not in self._fuzzy_choices:
+            rows = self._conn.execute(
+                "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?", (prefix,)
+            ).fetchall()
+            self._fuzzy_choices[prefix] = ([r[0] for r in rows], [r[1:] for r in rows])
+        keys, info = self._fuzzy_choices[prefix]
+        found = process.extract(
+            loose, keys, scorer=fuzz.token_sort_ratio, limit=limit, score_cutoff=80
+        )
+        return [
+            SearchHit(info[idx][0], None, info[idx][2], info[idx][1], float(score), False)
+            for _, score, idx in found
+        ]
+
+    # -- edges -----------------------------------------------------------------------
+    def _row(self, indptr, props, node: int, prop: str | None) -> tuple[int, int]:
+        a, b = int(indptr[node]), int(indptr[node + 1])
+        if prop is None:
+            return a, b
+        p = self._prop(prop)
+        if p < 0:
+            return a, a
+        block = props[a:b]
+        return a + int(np.searchsorted(block, p, "left")), a + int(np.searchsorted(block, p, "right"))
+
+    def out_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
+        i = self._node(qid)
+        if i < 0:
+            return []
+        a, b = self._row(self._out_indptr, self._out_prop, i, prop)
+        return [
+            Edge(qid, f"P{self._pnums[p]}", f"Q{self._qnums[o]}")
+            for p, o in zip(self._out_prop[a:b].tolist(), self._out_obj[a:b].tolist())
+        ]
+
+    def in_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
+        i = self._node(qid)
+        if i < 0:
+            return []
+        a, b = self._row(self._in_indptr, self._in_prop, i, prop)
+        edges = [
+            Edge(f"Q{self._qnums[s]}", f"P{self._pnums[p]}", qid)
+            for p, s in zip(self._in_prop[a:b].tolist(), self._in_subj[a:b].tolist())
+        ]
+        return edges
+
+    def has_triple(self, subject: str, prop: str, obj: str) -> bool:
+        s, o = self._node(subject), self._node(obj)
+        if s < 0 or o < 0:
+            return False
+        a, b = self._row(self._out_indptr, self._out_prop, s, prop)
+        block = self._out_obj[a:b]
+        j = int(np.searchsorted(block, o))
+        return j < len(block) and int(block[j]) == o
+
+    def count_subjects(self, prop: str, obj: str) -> int:
+        o = self._node(obj)
+        if o < 0:
+            self._prop(prop)
+            return 0
+        a, b = self._row(self._in_indptr, self._in_prop, o, prop)
+        return b - a
+
+    def count_objects(self, subject: str, prop: str) -> int:
+        s = self._node(subject)
+        if s < 0:
+            self._prop(prop)
+            return 0
+        a, b = self._row(self._out_indptr, self._out_prop, s, prop)
+        return b - a
+
+    def categories(
+        self,
+        properties: Iterable[str],
+        *,
+        side: Side,
+        min_size: int = 2,
+        max_size: int | None = None,
+    ) -> Iterator[Category]:
+        if side == "subject":
+            indptr, props, others = self._in_indptr, self._in_prop, self._in_subj
+        elif side == "object":
+            indptr, props, others = self._out_indptr, self._out_prop, self._out_obj
+        else:
+            raise ValueError(f"side must be 'subject' or 'object', not {side!r}")
+        wanted = sorted({self._prop(check_pid(p)) for p in properties} - {-1})
+        if not wanted:
+            return
+        anchor = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+        mask = np.isin(props, wanted)
+        edge_idx = np.flatnonzero(mask)
+        order = np.lexsort((others[edge_idx], anchor[edge_idx], props[edge_idx]))
+        edge_idx = edge_idx[order]
+        key_p, key_a = props[edge_idx], anchor[edge_idx]
+        if len(edge_idx) == 0:
+            return
+        breaks = np.flatnonzero((np.diff(key_p) != 0) | (np.diff(key_a) != 0)) + 1
+        starts = np.concatenate([[0], breaks])
+        ends = np.concatenate([breaks, [len(edge_idx)]])
+        sizes = ends - starts
+        upper = max_size if max_size is not None else np.iinfo(np.int64).max
+        for start, end, size in zip(starts.tolist(), ends.tolist(), sizes.tolist()):
+            if size < min_size or size > upper:
+                continue
+            first = edge_idx[start]
+            members = tuple(f"Q{self._qnums[m]}" for m in others[edge_idx[start:end]].tolist())
+            yield Category(
+                self._pid(int(props[first])), self._qid(int(anchor[first])), side, size, members
+            )
+
+    def stats(self) -> dict[str, int]:
+        keys = (
+            "statements",
+            "entities",
+            "properties",
+            "labelled_entities",
+            "labelled_properties",
+            "aliases",
+            "descriptions",
+        )
+        return {k: int(self.meta[k]) for k in keys if k in self.meta}
+
+    def property_counts(self) -> dict[str, int]:
+        """Statements per property."""
+        counts = np.bincount(self._out_prop, minlength=len(self._pnums))
+        return {self._pid(i): int(c) for i, c in enumerate(counts.tolist())}
+
+    def random_statements(self, n: int, seed: int = 0) -> list[Edge]:
+        """``n`` statements drawn uniformly without replacement (for tests and benchmarks)."""
+        rng = np.random.default_rng(seed)
+        total = len(self._out_obj)
+        picks = np.sort(rng.choice(total, size=min(n, total), replace=False))
+        subjects = np.searchsorted(self._out_indptr, picks, side="right") - 1
+        return [
+            Edge(self._qid(int(s)), self._pid(int(self._out_prop[e])), self._qid(int(self._out_obj[e])))
+            for s, e in zip(subjects.tolist(), picks.tolist())
+        ]
+
+    def close(self) -> None:
+        self._conn.close()

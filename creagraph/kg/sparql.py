@@ -1,0 +1,536 @@
+"""SPARQL backend: the knowledge-graph interface over any Wikidata-style endpoint.
+
+Works against the public Wikidata Query Service, QLever, Virtuoso or Oxigraph. Queries
+come from the templates in ``wikidata/sparql/``; every value placed in a query is either a
+validated id (``Q…``/``P…``) or a string escaped by :func:`sparql_string`.
+
+Politeness (SPEC §2): a descriptive User-Agent, a per-query timeout, bounded retries with
+exponential backoff on HTTP 429/5xx and network timeouts (``Retry-After`` honoured), and an
+on-disk response cache keyed by endpoint and query text.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import socket
+import sqlite3
+import string
+import time
+import urllib.error
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from creagraph import __version__
+from creagraph.core.embeddings import default_cache_dir
+from creagraph.core.graph import (
+    Category,
+    Edge,
+    EntityRecord,
+    PropertyRecord,
+    SearchHit,
+    Side,
+    check_pid,
+    check_qid,
+    is_pid,
+    is_qid,
+)
+from creagraph.core.paths import wikidata_dir
+from creagraph.core.text import normalize, normalize_loose
+from creagraph.kg.common import id_number, inverse_labels, rank_hits
+from creagraph.kg.ntriples import WD_ENTITY
+
+__all__ = ["SparqlKG", "SparqlError", "sparql_string", "DEFAULT_USER_AGENT", "template"]
+
+DEFAULT_USER_AGENT = (
+    f"creagraph/{__version__} (research tool measuring language-model creativity; "
+    "https://github.com/creagraph/creagraph) SPARQLWrapper"
+)
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
+_DESC = "http://schema.org/description"
+_PRED_KIND = {_LABEL: "label", _ALT: "alias"}
+
+
+class SparqlError(RuntimeError):
+    """The endpoint failed after all retries, or answered with something unusable."""
+
+
+def sparql_string(text: str, lang: str | None = None) -> str:
+    r"""A SPARQL string literal for arbitrary user text (quotes, backslashes, newlines...).
+
+    Examples
+    --------
+    >>> sparql_string('say "hi"\n')
+    '"say \\"hi\\"\\n"'
+    >>> sparql_string("Paris", "en")
+    '"Paris"@en'
+    """
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    literal = '"' + "".join(out) + '"'
+    if lang is not None:
+        if not lang.replace("-", "").isalnum():
+            raise ValueError(f"invalid language tag {lang!r}")
+        literal += f"@{lang}"
+    return literal
+
+
+@functools.cache
+def template(name: str) -> string.Template:
+    """A query template from ``wikidata/sparql/<name>.rq`` with the standard prefixes."""
+    folder = wikidata_dir() / "sparql"
+    prefixes = (folder / "prefixes.rq").read_text(encoding="utf-8")
+    return string.Template(prefixes + (folder / f"{name}.rq").read_text(encoding="utf-8"))
+
+
+def _node(qid: str) -> str:
+    return f"wd:{check_qid(qid)}"
+
+
+def _prop(pid: str) -> str:
+    return f"wdt:{check_pid(pid)}"
+
+
+def _local_id(iri: str) -> str | None:
+    if iri.startswith(WD_ENTITY):
+        ident = iri[len(WD_ENTITY):]
+        if is_qid(ident) or is_pid(ident):
+            return ident
+    return None
+
+
+def _wdt_pid(iri: str) -> str | None:
+    prefix = "http://www.wikidata.org/prop/direct/"
+    if iri.startswith(prefix) and is_pid(iri[len(prefix):]):
+        return iri[len(prefix):]
+    return None
+
+
+_REGEX_SPECIAL = set("\\.*+?()[]{}|^$-")
+
+
+@functools.cache
+def _accent_variants() -> dict[str, str]:
+    """Lower-case letter -> itself plus every Latin letter that folds to it (é, è, ê -> e)."""
+    import unicodedata
+
+    out: dict[str, set[str]] = {}
+    for code in list(range(0xC0, 0x250)) + list(range(0x1E00, 0x1F00)):
+        ch = chr(code).lower()
+        base = normalize(ch)
+        if len(ch) == 1 and len(base) == 1 and base != ch and unicodedata.category(ch)[0] == "L":
+            out.setdefault(base, set()).add(ch)
+    return {k: k + "".join(sorted(v)) for k, v in out.items()}
+
+
+def _accent_insensitive(token: str) -> str:
+    """An XPath regex matching ``token`` in lower-cased text whatever its accents."""
+    variants = _accent_variants()
+    parts = []
+    for ch in token:
+        if ch in variants:
+            parts.append(f"[{variants[ch]}]")
+        elif ch in _REGEX_SPECIAL:
+            parts.append("\\" + ch)
+        else:
+            parts.append(ch)
+    return "".join(parts)
+
+
+class _ResponseCache:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key BLOB PRIMARY KEY, body TEXT NOT NULL)"
+        )
+
+    def get(self, key: bytes) -> Any | None:
+        row = self._conn.execute("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: bytes, value: Any) -> None:
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, json.dumps(value))
+            )
+
+
+class SparqlKG:
+    """The knowledge-graph interface answered by a SPARQL endpoint.
+
+    Parameters
+    ----------
+    endpoint : str
+        SPARQL 1.1 query URL, e.g. ``https://query.wikidata.org/sparql`` or
+        ``http://localhost:7878/query``.
+    user_agent : str
+        Sent with every request (the Wikidata usage policy requires a descriptive one).
+    timeout : float
+        Seconds per request.
+    retries : int
+        Further attempts after a 429/5xx/timeout; waits ``backoff * 2**attempt`` seconds
+        (or the server's ``Retry-After``).
+    cache : bool or path
+        ``True`` (default): cache responses in ``default_cache_dir()/sparql.sqlite``;
+        a path: use that file; ``False``: no cache.
+    search_mode : {"auto", "scan", "exact"}
+        ``scan`` finds labels case-insensitively with a ``CONTAINS`` filter (fine on a
+        local server, too slow for all of Wikidata); ``exact`` only looks up exact label
+        strings in a few capitalisations; ``auto`` picks ``exact`` for
+        query.wikidata.org and ``scan`` elsewhere.
+    language : str
+        Language of labels, aliases and descriptions.
+
+    Examples
+    --------
+    >>> kg = SparqlKG("http://localhost:7878/query")          # doctest: +SKIP
+    >>> kg.count_subjects("P69", "Q174710")                     # doctest: +SKIP
+    97
+    """
+
+    backend = "sparql"
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        user_agent: str = DEFAULT_USER_AGENT,
+        timeout: float = 60.0,
+        retries: int = 4,
+        backoff: float = 1.0,
+        cache: bool | str | os.PathLike[str] = True,
+        search_mode: str = "auto",
+        language: str = "en",
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        parsed = urlparse(endpoint)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
+        self.endpoint = endpoint
+        self.user_agent = user_agent
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.language = language
+        self._lang = sparql_string(language)
+        self._sleep = sleep
+        if search_mode == "auto":
+            search_mode = "exact" if parsed.netloc.endswith("query.wikidata.org") else "scan"
+        if search_mode not in ("scan", "exact"):
+            raise ValueError(f"search_mode must be auto, scan or exact, not {search_mode!r}")
+        self.search_mode = search_mode
+        if cache is True:
+            self._cache: _ResponseCache | None = _ResponseCache(default_cache_dir() / "sparql.sqlite")
+        elif cache:
+            self._cache = _ResponseCache(Path(cache))
+        else:
+            self._cache = None
+        self.requests_sent = 0
+        self._inverse = inverse_labels()
+
+    # -- transport -------------------------------------------------------------------
+    def query(self, query: str) -> dict[str, Any]:
+        """Run a query and return the SPARQL JSON results (cached, retried)."""
+        key = hashlib.sha256(f"{self.endpoint}\x00{query}".encode()).digest()
+        if self._cache is not None:
+            hit = self._cache.get(key)
+            if hit is not None:
+                return hit
+        result = self._send(query)
+        if self._cache is not None:
+            self._cache.put(key, result)
+        return result
+
+    def _send(self, query: str) -> dict[str, Any]:
+        from SPARQLWrapper import JSON, POST, SPARQLWrapper
+        from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
+
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            client = SPARQLWrapper(self.endpoint, agent=self.user_agent)
+            client.setMethod(POST)
+            client.setReturnFormat(JSON)
+            client.setTimeout(int(max(1, self.timeout)))
+            client.setQuery(query)
+            wait = self.backoff * (2**attempt)
+            try:
+                self.requests_sent += 1
+                result = client.queryAndConvert()
+                if not isinstance(result, dict):
+                    raise SparqlError(f"{self.endpoint}: unexpected response type {type(result)}")
+                return result
+            except urllib.error.HTTPError as exc:
+                if exc.code not in _RETRY_STATUS:
+                    raise SparqlError(f"{self.endpoint}: HTTP {exc.code} {exc.reason}") from exc
+                retry_after = exc.headers.get("Retry-After") if exc.headers else None
+                if retry_after and retry_after.isdigit():
+                    wait = max(wait, float(retry_after))
+                last = exc
+            except EndPointInternalError as exc:
+                last = exc
+            except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError) as exc:
+                last = exc
+            except SPARQLWrapperException as exc:
+                raise SparqlError(f"{self.endpoint}: {exc}") from exc
+            if attempt < self.retries:
+                self._sleep(wait)
+        raise SparqlError(
+            f"{self.endpoint}: giving up after {self.retries + 1} attempts: {last}"
+        ) from last
+
+    def _select(self, name: str, **values: str) -> list[dict[str, str]]:
+        result = self.query(template(name).substitute(values))
+        rows = []
+        for binding in result.get("results", {}).get("bindings", []):
+            rows.append({k: v.get("value", "") for k, v in binding.items()})
+        return rows
+
+    def _ask(self, name: str, **values: str) -> bool:
+        result = self.query(template(name).substitute(values))
+        return bool(result.get("boolean"))
+
+    # -- records ---------------------------------------------------------------------
+    def _record(self, ident: str) -> tuple[str | None, tuple[str, ...], str | None, bool]:
+        rec = self.records([ident]).get(ident)
+        if rec is None:
+            return None, (), None, False
+        return (*rec, True)
+
+    def entity(self, qid: str) -> EntityRecord | None:
+        label, aliases, description, found = self._record(check_qid(qid))
+        if not found and not self._ask("is_known", node=_node(qid)):
+            return None
+        return EntityRecord(qid, label, aliases, description)
+
+    def property(self, pid: str) -> PropertyRecord | None:
+        label, aliases, description, found = self._record(check_pid(pid))
+        if not found and not self._property_used(pid):
+            return None
+        return PropertyRecord(pid, label, aliases, description, self._inverse.get(pid))
+
+    def _property_used(self, pid: str) -> bool:
+        return bool(self._select("property_statements", prop=_prop(pid), limit="1"))
+
+    def records(self, idents: Iterable[str]) -> dict[str, tuple[str | None, tuple[str, ...], str | None]]:
+        """``id -> (label, aliases, description)`` for many items/properties, batched."""
+        wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
+        found: dict[str, list] = {}
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            rows = self._select("records", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang)
+            for row in sorted(rows, key=lambda r: r["text"]):
+                ident = _local_id(row["e"])
+                if ident is None:
+                    continue
+                entry = found.setdefault(ident, [None, set(), None])
+                if row["pred"] == _LABEL and entry[0] is None:
+                    entry[0] = row["text"]
+                elif row["pred"] == _DESC and entry[2] is None:
+                    entry[2] = row["text"]
+                elif row["pred"] == _ALT:
+                    entry[1].add(row["text"])
+        return {i: (e[0], tuple(sorted(e[1])), e[2]) for i, e in found.items()}
+
+    def property_statements(self, pid: str, limit: int) -> list[Edge]:
+        """Up to ``limit`` item-to-item statements of property ``pid``."""
+        rows = self._select("property_statements", prop=_prop(pid), limit=str(int(limit)))
+        return [
+            Edge(s, pid, o)
+            for row in rows
+            if (s := _local_id(row["s"])) and (o := _local_id(row["o"]))
+        ]
+
+    def label(self, ident: str) -> str | None:
+        return self.labels([ident]).get(ident)
+
+    def labels(self, idents: Iterable[str]) -> dict[str, str]:
+        wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
+        out: dict[str, str] = {}
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            rows = self._select("labels", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang)
+            for row in sorted(rows, key=lambda r: r["text"]):
+                ident = _local_id(row["e"])
+                if ident is not None:
+                    out.setdefault(ident, row["text"])
+        return out
+
+    # -- search ----------------------------------------------------------------------
+    def degree(self, qid: str) -> int:
+        return self._degrees([qid]).get(qid, 0)
+
+    def _degrees(self, ids: list[str]) -> dict[str, int]:
+        qids = [i for i in ids if is_qid(i)]
+        out = {i: 0 for i in ids}
+        for start in range(0, len(qids), 100):
+            chunk = qids[start : start + 100]
+            for row in self._select("degree", values=" ".join(f"wd:{q}" for q in chunk)):
+                ident = _local_id(row["e"])
+                if ident is not None:
+                    out[ident] = int(row["n"])
+        return out
+
+    def _name_rows(self, text: str) -> list[tuple[str, str, str]]:
+        """Candidate (id, kind, text) rows whose label/alias could match ``text``."""
+        if self.search_mode == "exact":
+            variants = {text, text.lower(), text.title(), text[:1].upper() + text[1:], text.upper()}
+            values = " ".join(sparql_string(v, self.language) for v in sorted(variants))
+            rows = self._select("search_exact", values=values)
+        else:
+            tokens = sorted(
+                {w for w in normalize_loose(text).split() if len(w) >= 2}, key=lambda w: (-len(w), w)
+            )[:2]
+            if not tokens:
+                tokens = [normalize(text)] if normalize(text) else []
+            if not tokens:
+                return []
+            condition = " || ".join(
+                f"REGEX(LCASE(STR(?text)), {sparql_string(_accent_insensitive(t))})" for t in tokens
+            )
+            rows = self._select("search_scan", condition=condition, lang=self._lang)
+        out = []
+        for row in rows:
+            ident = _local_id(row["e"])
+            kind = _PRED_KIND.get(row["pred"])
+            if ident is not None and kind is not None:
+                out.append((ident, kind, row["text"]))
+        return out
+
+    def search(
+        self, text: str, *, limit: int = 10, fuzzy: bool = True, kind: str = "entity"
+    ) -> list[SearchHit]:
+        if kind not in ("entity", "property"):
+            raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
+        prefix = "Q" if kind == "entity" else "P"
+        key, loose = normalize(text), normalize_loose(text)
+        rows = [r for r in self._name_rows(text) if r[0][0] == prefix]
+        hits = [
+            SearchHit(i, None, t, k, 100.0, True)  # type: ignore[arg-type]
+            for i, k, t in rows
+            if normalize(t) == key or normalize_loose(t) == loose
+        ]
+        if fuzzy and len({h.id for h in hits}) < limit and loose:
+            from rapidfuzz import fuzz
+
+            scored = []
+            for i, k, t in rows:
+                score = fuzz.token_sort_ratio(loose, normalize_loose(t))
+                if score >= 80:
+                    scored.append((score, i, k, t))
+            scored.sort(key=lambda s: (-s[0], id_number(s[1])))
+            hits.extend(
+                SearchHit(i, None, t, k, float(score), False)  # type: ignore[arg-type]
+                for score, i, k, t in scored[: limit * 3]
+            )
+        return rank_hits(hits, limit, self._degrees, self.labels)
+
+    # -- edges -----------------------------------------------------------------------
+    def out_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
+        if prop is None:
+            rows = self._select("out_edges", node=_node(qid))
+            edges = {
+                Edge(qid, p, o)
+                for row in rows
+                if (p := _wdt_pid(row["p"])) and (o := _local_id(row["o"]))
+            }
+        else:
+            rows = self._select("out_edges_prop", node=_node(qid), prop=_prop(prop))
+            edges = {Edge(qid, prop, o) for row in rows if (o := _local_id(row["o"]))}
+        return sorted(edges, key=lambda e: (id_number(e.property), id_number(e.object)))
+
+    def in_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
+        if prop is None:
+            rows = self._select("in_edges", node=_node(qid))
+            edges = {
+                Edge(s, p, qid)
+                for row in rows
+                if (p := _wdt_pid(row["p"])) and (s := _local_id(row["s"]))
+            }
+        else:
+            rows = self._select("in_edges_prop", node=_node(qid), prop=_prop(prop))
+            edges = {Edge(s, prop, qid) for row in rows if (s := _local_id(row["s"]))}
+        return sorted(edges, key=lambda e: (id_number(e.property), id_number(e.subject)))
+
+    def has_triple(self, subject: str, prop: str, obj: str) -> bool:
+        return self._ask("ask_triple", subject=_node(subject), prop=_prop(prop), object=_node(obj))
+
+    def count_subjects(self, prop: str, obj: str) -> int:
+        rows = self._select("count_subjects", prop=_prop(prop), object=_node(obj))
+        return int(rows[0]["n"]) if rows and "n" in rows[0] else 0
+
+    def count_objects(self, subject: str, prop: str) -> int:
+        rows = self._select("count_objects", subject=_node(subject), prop=_prop(prop))
+        return int(rows[0]["n"]) if rows and "n" in rows[0] else 0
+
+    def categories(
+        self,
+        properties: Iterable[str],
+        *,
+        side: Side,
+        min_size: int = 2,
+        max_size: int | None = None,
+    ) -> Iterator[Category]:
+        if side not in ("subject", "object"):
+            raise ValueError(f"side must be 'subject' or 'object', not {side!r}")
+        upper = max_size if max_size is not None else 2**62
+        for pid in sorted({check_pid(p) for p in properties}, key=id_number):
+            rows = self._select(
+                f"category_sizes_{side}",
+                prop=_prop(pid),
+                min_size=str(int(min_size)),
+                max_size=str(int(upper)),
+            )
+            sizes = {c: int(r["n"]) for r in rows if (c := _local_id(r["c"])) and is_qid(c)}
+            anchors = sorted(sizes, key=id_number)
+            for start in range(0, len(anchors), 100):
+                chunk = anchors[start : start + 100]
+                members: dict[str, set[str]] = {c: set() for c in chunk}
+                for row in self._select(
+                    f"category_members_{side}",
+                    values=" ".join(f"wd:{c}" for c in chunk),
+                    prop=_prop(pid),
+                ):
+                    c, m = _local_id(row["c"]), _local_id(row["m"])
+                    if c in members and m is not None:
+                        members[c].add(m)
+                for c in chunk:
+                    ordered = tuple(sorted(members[c], key=id_number))
+                    yield Category(pid, c, side, len(ordered), ordered)
+
+    def stats(self) -> dict[str, int]:
+        rows = self._select("stats")
+        ents = self._select("stats_entities", lang=self._lang)
+        return {
+            "statements": int(rows[0].get("statements", 0)) if rows else 0,
+            "entities": int(ents[0].get("entities", 0)) if ents else 0,
+            "properties": int(rows[0].get("properties", 0)) if rows else 0,
+        }
+
+    def close(self) -> None:
+        """Nothing to release (connections are per request)."""
