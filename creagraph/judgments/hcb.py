@@ -380,7 +380,16 @@ def hcb_comparisons(
     models: Sequence[str] | None = None,
 ):
     """Pairwise rows as :class:`~creagraph.judgments.Comparisons` (empty-response rule
-    applied from ``model_outputs.csv``; raters = evaluator ids; prompts = prompt ids)."""
+    applied from ``model_outputs.csv``; raters = evaluator ids; prompts = prompt ids).
+
+    Examples
+    --------
+    >>> from creagraph.judgments.synthetic import generate_hcb
+    >>> data, _ = generate_hcb(seed=0, prompts_per_cell=1)
+    >>> c = hcb_comparisons(data)
+    >>> len(c), c.items
+    (450, ['aurora', 'basalt', 'cobalt', 'dune', 'ember'])
+    """
     rows = data.pairwise if rows is None else rows
     empty = data.empty_outputs()
     return make_comparisons(
@@ -490,6 +499,14 @@ def hcb_report(
         ``friedman``, ``kendalls_w_phase``, ``scalar_means``, ``themes``,
         ``convergence`` (domain × stage × axis), ``convergence_phase`` (stage × axis,
         pooled over domains) and a Markdown ``summary``.
+
+    Examples
+    --------
+    >>> from creagraph.judgments.synthetic import generate_hcb
+    >>> data, truth = generate_hcb(seed=0, prompts_per_cell=2)
+    >>> report = hcb_report(data)
+    >>> [r["verdict"] for r in report.tables["convergence_phase"]][:3]  # ideation: PA, U, VA
+    ['convergent', 'convergent', 'divergent']
     """
     prompts = data.prompt_index()
     cells: dict[tuple[str, str], dict[str, list]] = defaultdict(
@@ -520,7 +537,7 @@ def hcb_report(
         # ---- pairwise
         by_dim: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in cell["pairwise"]:
-            by_dim[r["dimension"]].append(r)
+            by_dim[r.get("dimension") or "overall"].append(r)
         for dim, rows in sorted(by_dim.items()):
             comps = hcb_comparisons(data, rows)
             _pairwise_tables(tables, {**base, "dimension": dim}, comps)

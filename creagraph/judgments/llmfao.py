@@ -34,7 +34,13 @@ LLMFAO_COLUMNS = ("id", "prompt", "model_x", "model_y", "worker", "winner", "lef
 def default_llmfao_path() -> Path:
     """``$CREAGRAPH_LLMFAO`` or ``../shared/external/stats-testvectors/evalica/llmfao.csv``
     relative to the repository root (resolved like
-    :func:`creagraph.core.paths.default_slice_path`)."""
+    :func:`creagraph.core.paths.default_slice_path`).
+
+    Examples
+    --------
+    >>> default_llmfao_path().parts[-3:]
+    ('stats-testvectors', 'evalica', 'llmfao.csv')
+    """
     env = os.environ.get("CREAGRAPH_LLMFAO")
     if env:
         return Path(env)

@@ -13,7 +13,8 @@ returned alongside, so that an analysis can be checked for recovering them:
   where ``u ~ N(0, unit_sd)`` is shared by all raters of a response (real signal) and
   ``e ~ N(0, rater_noise[axis] * stage_noise[stage])`` is the rater's own reaction.
   Axes with small noise are *convergent* (high Krippendorff's α), axes with large noise
-  *divergent* (low α). Empty responses get 1 on every axis.
+  *divergent* (low α); by default prompt adherence converges, usability is in between
+  and visual appeal diverges. Empty responses get 1 on every axis.
 - **Qualitative feedback**: a theme per (rater, prompt, model) with probability
   ``theme_rate``; sentiment follows the response's mean rating.
 
@@ -67,8 +68,13 @@ class HCBTruth:
         Rater noise s.d. per axis.
     stage_noise : dict
         Multiplier of the rater noise per stage.
+    expected_alpha : dict
+        Per axis, the interval-level Krippendorff's α implied by the generating model
+        before rounding and clipping (stage multiplier 1):
+        ``s² / (s² + rater_noise²)`` with ``s² = unit_sd² + Var(quality)``.
     convergent_axes, divergent_axes : tuple of str
-        Axes whose noise is below / above the signal s.d. ``unit_sd``.
+        Axes with ``expected_alpha >= 0.667`` / ``< 0.4`` (the :func:`hcb_report`
+        default thresholds).
     """
 
     models: tuple[str, ...]
@@ -78,6 +84,7 @@ class HCBTruth:
     unit_sd: float
     rater_noise: dict[str, float]
     stage_noise: dict[str, float]
+    expected_alpha: dict[str, float]
     convergent_axes: tuple[str, ...]
     divergent_axes: tuple[str, ...]
 
@@ -189,7 +196,7 @@ def generate_hcb(
                              "model_a": models[i], "model_b": models[j],
                              "chosen": _verdict(rng, th[i], th[j], nu, empty[i], empty[j],
                                                 models[i], models[j]),
-                             "evaluator_core_skill": skills[ev]}
+                             "evaluator_core_skill": skills[ev], "dimension": "overall"}
                         )
                     for k, m in enumerate(models):
                         rec = {"prompt_id": prompt_id, "evaluator_id": ev, "model": m}
@@ -213,6 +220,8 @@ def generate_hcb(
                                  "theme": theme, "sentiment": sentiment,
                                  "quote": f"{theme} is {sentiment}"}
                             )
+    signal = {a: unit_sd**2 + float(np.var(quality[a])) for a in AXES}
+    expected = {a: signal[a] / (signal[a] + noise[a] ** 2) for a in AXES}
     truth = HCBTruth(
         models=models,
         theta=th,
@@ -221,8 +230,9 @@ def generate_hcb(
         unit_sd=float(unit_sd),
         rater_noise=noise,
         stage_noise=snoise,
-        convergent_axes=tuple(a for a in AXES if noise[a] < unit_sd),
-        divergent_axes=tuple(a for a in AXES if noise[a] > unit_sd),
+        expected_alpha=expected,
+        convergent_axes=tuple(a for a in AXES if expected[a] >= 0.667),
+        divergent_axes=tuple(a for a in AXES if expected[a] < 0.4),
     )
     return data, truth
 

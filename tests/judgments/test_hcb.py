@@ -69,7 +69,7 @@ def test_bt_recovers_generating_rank_order_and_ties(synthetic):
 
 def test_report_recovers_convergent_and_divergent_axes(report, synthetic):
     _, _, truth = synthetic
-    assert truth.convergent_axes[0] == "prompt_adherence"
+    assert truth.convergent_axes == ("prompt_adherence",)
     assert truth.divergent_axes == ("visual_appeal",)
     phase = {(r["stage"], r["axis"]): r for r in report.tables["convergence_phase"]}
     for stage in ("ideation", "mockup", "refinement"):
@@ -77,6 +77,8 @@ def test_report_recovers_convergent_and_divergent_axes(report, synthetic):
         assert a["prompt_adherence"] > a["usability"] > a["visual_appeal"]
         assert phase[(stage, "prompt_adherence")]["verdict"] == "convergent"
         assert phase[(stage, "visual_appeal")]["verdict"] == "divergent"
+        for axis in ("prompt_adherence", "visual_appeal"):
+            assert a[axis] == pytest.approx(truth.expected_alpha[axis], abs=0.15)
         # the models genuinely differ in quality on every axis
         assert phase[(stage, "prompt_adherence")]["models_differ"]
     verdicts = {r["verdict"] for r in report.tables["convergence"] if r["axis"] == "visual_appeal"}
