@@ -1,0 +1,267 @@
+"""CREATE formulas, each in one place: specificity, path quality, path strings, distance
+transform, creative utility and distinctiveness (SPEC §3.4–3.7).
+
+Used by CREATE scoring (:mod:`creagraph.scoring`) and by the oracle ceiling of query
+generation (:mod:`creagraph.querygen`), so both measure paths identically.
+
+References
+----------
+.. [1] Wadhwa et al., "CREATE: Testing LLMs for Associative Creativity",
+   arXiv:2603.09970 (2026). Appendix D (class-size mapping), §3 (utility).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "triple_class_size",
+    "specificity",
+    "path_strength",
+    "path_quality",
+    "path_string",
+    "transform_distance",
+    "distance_matrix",
+    "greedy_order",
+    "discounts",
+    "creative_utility",
+    "utility_curve",
+    "mean_pairwise_distance",
+    "UtilityMode",
+]
+
+UtilityMode = Literal["paper", "published"]
+Triple = Sequence[str]
+
+
+def triple_class_size(kg, subject: str, prop: str, obj: str) -> int:
+    """``max(|C_A|, |C_B|)`` for a grounded triple (SPEC §3.4), counted exactly in ``kg``.
+
+    ``C_A = {x : (x, prop, obj)}`` and ``C_B = {y : (subject, prop, y)}``; ``kg`` is any
+    :class:`creagraph.core.graph.KnowledgeGraph`.
+    """
+    return max(kg.count_subjects(prop, obj), kg.count_objects(subject, prop))
+
+
+def specificity(class_size: int) -> int:
+    """Map a class size to the published 1–5 specificity σ (SPEC §3.4, [1] App. D).
+
+    size ≤ 10 → 5; 10 < size < 100 → 4; 100 ≤ size < 500 → 3; 500 ≤ size < 5000 → 2;
+    otherwise 1.
+
+    Examples
+    --------
+    >>> [specificity(n) for n in (1, 10, 11, 99, 100, 499, 500, 4999, 5000)]
+    [5, 5, 4, 4, 3, 3, 2, 2, 1]
+    """
+    if class_size <= 10:
+        return 5
+    if class_size < 100:
+        return 4
+    if class_size < 500:
+        return 3
+    if class_size < 5000:
+        return 2
+    return 1
+
+
+def path_strength(triple_specificities: Sequence[float]) -> float:
+    """Path strength: the minimum σ over all triples but the final one (SPEC §3.4).
+
+    The final triple is the target condition the query imposed, so it is excluded; a
+    one-triple path uses its only triple; an empty path has strength 0 (as the
+    published data do).
+
+    Examples
+    --------
+    >>> path_strength([3, 5, 1])
+    3
+    >>> path_strength([4])
+    4
+    >>> path_strength([])
+    0
+    """
+    if len(triple_specificities) == 0:
+        return 0
+    if len(triple_specificities) == 1:
+        return triple_specificities[0]
+    return min(triple_specificities[:-1])
+
+
+def path_quality(triple_specificities: Sequence[float], factual: bool) -> float:
+    """``f(u) = 1[u is factual] · path_strength(u)`` (SPEC §3.4)."""
+    return float(path_strength(triple_specificities)) if factual else 0.0
+
+
+def path_string(path: Sequence[Triple]) -> str:
+    """The string a path is embedded as, exactly as the published code builds it (SPEC §3.5).
+
+    Every part is lower-cased; with more than one triple the final (imposed) triple is
+    dropped; the first triple is written without its head as ``" [r] t"``, later ones as
+    ``"h [r] t"``; triples are joined with ``" | "``.
+
+    Examples
+    --------
+    >>> path_string([("A", "Born In", "Paris"), ("Paris", "capital of", "France")])
+    ' [born in] paris'
+    >>> path_string([("A", "r1", "B"), ("B", "r2", "C"), ("C", "r3", "D")])
+    ' [r1] b | b [r2] c'
+    """
+    triples = list(path)
+    if len(triples) > 1:
+        triples = triples[:-1]
+    parts = []
+    for i, triple in enumerate(triples):
+        h, r, t = (str(x).lower() for x in triple)
+        parts.append(f" [{r}] {t}" if i == 0 else f"{h} [{r}] {t}")
+    return " | ".join(parts)
+
+
+def transform_distance(x: float | np.ndarray) -> float | np.ndarray:
+    """Saturating transform of raw distance ``x = 1 − cos`` (SPEC §3.5).
+
+    ``g(x) = ½·(1 − cos(π·(x/0.7)²))`` for ``x ≤ 0.7`` and 1 above.
+
+    Examples
+    --------
+    >>> round(transform_distance(0.13), 4), round(transform_distance(0.40), 3)
+    (0.0029, 0.241)
+    >>> transform_distance(0.7), transform_distance(0.9)
+    (1.0, 1.0)
+    """
+    arr = np.asarray(x, dtype=np.float64)
+    clipped = np.clip(arr, 0.0, 0.7)
+    out = np.where(arr > 0.7, 1.0, 0.5 * (1.0 - np.cos(math.pi * (clipped / 0.7) ** 2)))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def distance_matrix(
+    vectors: np.ndarray, mode: UtilityMode = "paper", *, transformed: bool = True
+) -> np.ndarray:
+    """Pairwise (transformed) distances between L2-normalised embeddings.
+
+    In ``published`` mode the diagonal is 1 (the published code saturates it); in
+    ``paper`` mode it is 0.
+    """
+    v = np.asarray(vectors, dtype=np.float64)
+    raw = np.clip(1.0 - v @ v.T, 0.0, 2.0)
+    d = transform_distance(raw) if transformed else raw
+    d = np.array(d, dtype=np.float64, copy=True)
+    np.fill_diagonal(d, 1.0 if mode == "published" else 0.0)
+    return d
+
+
+def greedy_order(quality: Sequence[float], distances: np.ndarray) -> tuple[list[int], list[float]]:
+    """Greedy ordering for creative utility, O(n²) (SPEC §3.6).
+
+    First the highest-quality path, then repeatedly the path maximising
+    ``f(u) · min_{chosen} d(u, ·)``; ties go to the lowest index. Each candidate keeps
+    its running minimum distance, so each step is O(n).
+
+    Returns
+    -------
+    order : list of int
+        Indices in selection order.
+    min_distances : list of float
+        For each selected path, its min distance to those chosen before (1 for the first).
+
+    Examples
+    --------
+    >>> d = np.array([[0, .2, 1], [.2, 0, .9], [1, .9, 0]])
+    >>> greedy_order([3, 3, 2], d)
+    ([0, 2, 1], [1.0, 1.0, 0.2])
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    n = len(q)
+    if n == 0:
+        return [], []
+    d = np.asarray(distances, dtype=np.float64)
+    if d.shape != (n, n):
+        raise ValueError(f"distances must be {n}x{n}, got {d.shape}")
+    remaining = np.ones(n, dtype=bool)
+    running = np.ones(n, dtype=np.float64)
+    first = int(np.argmax(q))
+    order, mins = [first], [1.0]
+    remaining[first] = False
+    np.minimum(running, d[first], out=running)
+    for _ in range(n - 1):
+        gains = np.where(remaining, q * running, -np.inf)
+        best = int(np.argmax(gains))
+        order.append(best)
+        mins.append(float(running[best]))
+        remaining[best] = False
+        np.minimum(running, d[best], out=running)
+    return order, mins
+
+
+def discounts(n: int, gamma: float, mode: UtilityMode = "paper") -> np.ndarray:
+    """Patience weights: ``γ^(i−1)`` (paper) or ``1, 1, γ, γ², …`` (published code).
+
+    Examples
+    --------
+    >>> discounts(4, 0.5).tolist(), discounts(4, 0.5, "published").tolist()
+    ([1.0, 0.5, 0.25, 0.125], [1.0, 1.0, 0.5, 0.25])
+    """
+    i = np.arange(n, dtype=np.float64)
+    if mode == "published":
+        i = np.maximum(i - 1, 0)
+    elif mode != "paper":
+        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+    return np.power(float(gamma), i)
+
+
+def creative_utility(
+    quality: Sequence[float],
+    distances: np.ndarray,
+    gamma: float,
+    mode: UtilityMode = "paper",
+) -> float:
+    """Creative utility ``s(U)`` of a path set at patience ``γ`` (SPEC §3.6).
+
+    ``s(U) = Σ_i w_i · f(u_τ(i)) · min_{j<i} d(u_τ(i), u_τ(j))`` with the greedy order τ,
+    the first item's distance 1, and weights from :func:`discounts`. An empty set scores 0
+    in ``paper`` mode and 1 in ``published`` mode (the published code's behaviour).
+
+    Examples
+    --------
+    >>> d = np.array([[0.0, 0.5], [0.5, 0.0]])
+    >>> creative_utility([4, 2], d, 0.5)
+    4.5
+    >>> creative_utility([4, 2], d, 0.5, "published")
+    5.0
+    >>> creative_utility([], np.zeros((0, 0)), 0.9), creative_utility([], np.zeros((0, 0)), 0.9, "published")
+    (0.0, 1.0)
+    """
+    if len(quality) == 0:
+        return 1.0 if mode == "published" else 0.0
+    order, mins = greedy_order(quality, distances)
+    q = np.asarray(quality, dtype=np.float64)[order]
+    return float(np.sum(discounts(len(order), gamma, mode) * q * np.asarray(mins)))
+
+
+def utility_curve(
+    quality: Sequence[float],
+    distances: np.ndarray,
+    gammas: Sequence[float],
+    mode: UtilityMode = "paper",
+) -> list[float]:
+    """:func:`creative_utility` at each γ, sharing one greedy ordering (it does not depend on γ)."""
+    if len(quality) == 0:
+        return [1.0 if mode == "published" else 0.0 for _ in gammas]
+    order, mins = greedy_order(quality, distances)
+    terms = np.asarray(quality, dtype=np.float64)[order] * np.asarray(mins)
+    return [float(np.sum(discounts(len(order), g, mode) * terms)) for g in gammas]
+
+
+def mean_pairwise_distance(distances: np.ndarray) -> float:
+    """Mean distance over unordered pairs of distinct paths (NaN for fewer than two)."""
+    d = np.asarray(distances, dtype=np.float64)
+    n = d.shape[0]
+    if n < 2:
+        return float("nan")
+    iu = np.triu_indices(n, k=1)
+    return float(d[iu].mean())
