@@ -35,7 +35,12 @@ class InputError(ValueError):
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8"):
+def atomic_write(
+    path: str | os.PathLike[str],
+    mode: str = "w",
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+):
     """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success.
 
     On an exception the temporary file is removed and ``path`` is left untouched.
@@ -45,7 +50,9 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | 
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     binary = "b" in mode
     try:
-        with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
+        with os.fdopen(
+            fd, mode, encoding=None if binary else encoding, newline=None if binary else newline
+        ) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
