@@ -22,7 +22,7 @@ SPEC §4.1. The chunker follows the classic stopword-delimited candidate phrases
 Examples
 --------
 >>> [p.text for p in chunk_phrases("A jellyfish made of stained glass drifts in a cathedral.")]
-['jellyfish', 'made of stained glass drifts', 'cathedral']
+['jellyfish', 'made of stained glass', 'cathedral']
 """
 
 from __future__ import annotations
@@ -163,6 +163,10 @@ _STOPWORDS = _wordset(
     perches perch leans lean stretches stretch spills spill pours pour fills fill covers
     cover holds hold reveals reveal shows show sits seems seem remains remain holding
     filled with featuring features shown seen viewed depicted rendered captured
+    once ever yes no okay ok sure please thanks thank well etc
+    don't doesn't didn't can't cannot couldn't won't wouldn't isn't aren't wasn't weren't
+    i'm i've i'd i'll you're you've you'd you'll it's that's there's here's what's let's
+    he's she's we're we've they're they've
     s t d ll re ve m
     """
 )

@@ -302,7 +302,8 @@ class ChecklistAnchor:
     ``comparison_key`` is ``""`` for anchors built from the whole population and
     ``"a||b"`` for leave-two-models-out anchors used to compare models a and b.
     ``atom_ids`` and ``response_ids`` trace the item back to the atoms of the reference
-    population that formed its cluster.
+    population that formed its cluster; ``cluster_models`` are the models whose responses
+    hit it, ``reference_models`` all models of the reference population.
     """
 
     item_id: str
@@ -318,6 +319,7 @@ class ChecklistAnchor:
     atom_ids: tuple[str, ...]
     response_ids: tuple[str, ...]
     reference_models: tuple[str, ...]
+    cluster_models: tuple[str, ...]
     cliche_score: float
     coverage: float
     centrality: float
@@ -325,7 +327,8 @@ class ChecklistAnchor:
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
-        for key in ("labels", "canonical_ids", "atom_ids", "response_ids", "reference_models"):
+        for key in ("labels", "canonical_ids", "atom_ids", "response_ids", "reference_models",
+                    "cluster_models"):
             record[key] = list(record[key])
         return record
 

@@ -1,0 +1,234 @@
+"""Checklist anchors: natural-language novelty items from the top cliché clusters (SPEC §4.7).
+
+Each anchor asks whether a response *avoids*, *transforms* or merely *repeats* a common
+pattern of the reference population, phrased for the cluster's atom type, e.g. for a
+calmness brief whose population converges on plants:
+
+    "Does the idea avoid relying on plants, leaves or soft green growth as the carrier of
+    calm, or transform them into something unexpected?"
+
+An anchor keeps its provenance: the cluster id, the canonical atoms, every atom id and
+response id of the reference population behind it, and the ClichéScore with its factors.
+
+Examples
+--------
+>>> anchor_text("carrier", ["plants", "leaves", "soft green growth"], concept="calm")
+'Does the idea avoid relying on plants, leaves or soft green growth as the carrier of calm, \
+or transform them into something unexpected?'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from creagraph.tig.population import Population
+from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
+
+__all__ = [
+    "ANCHOR_TEMPLATES",
+    "anchor_text",
+    "select_cliche_clusters",
+    "anchors_for_population",
+    "anchor_from_dict",
+    "write_anchors",
+    "read_anchors",
+]
+
+#: One question per atom type; ``{labels}`` is the cluster's top labels, ``{concept}`` the
+#: brief's concept, ``{them}`` "them" or "it".
+ANCHOR_TEMPLATES: dict[str, str] = {
+    "carrier": (
+        "Does the idea avoid relying on {labels} as the carrier of {concept}, or transform "
+        "{them} into something unexpected?"
+    ),
+    "motif": (
+        "Does the idea avoid the stock motif of {labels}, or give {them} a genuinely new "
+        "role?"
+    ),
+    "mechanism": (
+        "Does the idea make {concept} visible through something other than {labels}, or "
+        "push that device somewhere unexpected?"
+    ),
+    "setting": (
+        "Does the idea avoid placing the image in {labels}, or reinvent that setting in a "
+        "surprising way?"
+    ),
+    "purpose": (
+        "Does the idea communicate something beyond {labels}, or reframe that message in a "
+        "surprising way?"
+    ),
+    "perspective": (
+        "Does the idea avoid the familiar {labels} framing, or use it to reveal something "
+        "unexpected?"
+    ),
+}
+
+DEFAULT_CONCEPT = "the brief's concept"
+
+
+def _pronoun(labels: Sequence[str]) -> str:
+    if len(labels) > 1:
+        return "them"
+    word = labels[0].split()[-1] if labels and labels[0].split() else ""
+    return "them" if word.endswith("s") and not word.endswith("ss") else "it"
+
+
+def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = None) -> str:
+    """The checklist question for a cluster of ``atom_type`` with top ``labels``.
+
+    Parameters
+    ----------
+    atom_type : str
+        One of :data:`~creagraph.tig.schema.ATOM_TYPES`.
+    labels : sequence of str
+        The cluster's most frequent canonical labels (at most three are used).
+    concept : str, optional
+        The brief's concept ("calm"); default "the brief's concept".
+
+    Examples
+    --------
+    >>> anchor_text("setting", ["forest"])
+    'Does the idea avoid placing the image in forest, or reinvent that setting in a \
+surprising way?'
+    """
+    if atom_type not in ANCHOR_TEMPLATES:
+        raise ValueError(f"unknown atom type {atom_type!r} (expected one of {ATOM_TYPES})")
+    top = [str(x) for x in labels[:3] if str(x)]
+    if not top:
+        raise ValueError("an anchor needs at least one label")
+    return ANCHOR_TEMPLATES[atom_type].format(
+        labels=join_labels(top), concept=concept or DEFAULT_CONCEPT, them=_pronoun(top)
+    )
+
+
+def select_cliche_clusters(population: Population, *, top_k: int = 5,
+                           min_models: int = 2) -> list[int]:
+    """Indices of the ``top_k`` clusters by ClichéScore hit by at least ``min_models``
+    models (ties broken by cluster id)."""
+    if top_k < 0:
+        raise ValueError("top_k must be non-negative")
+    eligible = [
+        k for k, c in enumerate(population.clusters) if len(c.models) >= min_models
+    ]
+    eligible.sort(key=lambda k: (-population.clusters[k].cliche_score,
+                                 population.clusters[k].id))
+    return eligible[:top_k]
+
+
+def _item_id(task_id: str, comparison: str, cluster_id: str) -> str:
+    digest = hashlib.sha1(f"{task_id}\x00{comparison}\x00{cluster_id}".encode()).hexdigest()
+    return f"anchor-{digest[:12]}"
+
+
+def anchors_for_population(
+    population: Population,
+    *,
+    top_k: int = 5,
+    min_models: int = 2,
+    concept: str | None = None,
+) -> list[ChecklistAnchor]:
+    """Checklist anchors from a population's top cliché clusters, ranked 1..k.
+
+    Parameters
+    ----------
+    population : Population
+        A whole population, or an L2MO reference population.
+    top_k : int
+        Number of anchors (fewer when fewer clusters qualify).
+    min_models : int
+        A cluster must be hit by at least this many distinct models.
+    concept : str, optional
+        The brief's concept for the question text.
+
+    Returns
+    -------
+    list of ChecklistAnchor
+    """
+    anchors: list[ChecklistAnchor] = []
+    for rank, k in enumerate(select_cliche_clusters(population, top_k=top_k,
+                                                    min_models=min_models), start=1):
+        cluster = population.clusters[k]
+        atoms = population.cluster_atoms(k)
+        anchors.append(
+            ChecklistAnchor(
+                item_id=_item_id(population.task_id, population.comparison_key, cluster.id),
+                task_id=population.task_id,
+                comparison_key=population.comparison_key,
+                rank=rank,
+                text=anchor_text(cluster.type, cluster.labels, concept=concept),
+                cluster_id=cluster.id,
+                cluster_summary=cluster.summary,
+                atom_type=cluster.type,
+                labels=cluster.labels,
+                canonical_ids=cluster.canonical_ids,
+                atom_ids=tuple(sorted(a[0] for a in atoms)),
+                response_ids=tuple(sorted({a[1] for a in atoms})),
+                reference_models=population.models,
+                cluster_models=cluster.models,
+                cliche_score=cluster.cliche_score,
+                coverage=cluster.coverage,
+                centrality=cluster.centrality,
+                convergence=cluster.convergence,
+            )
+        )
+    return anchors
+
+
+def anchor_from_dict(record: dict, where: str = "<record>") -> ChecklistAnchor:
+    """Rebuild a :class:`ChecklistAnchor` from its ``to_dict`` form.
+
+    Raises
+    ------
+    InputError
+        Naming ``where`` and the missing or mistyped field.
+    """
+    from dataclasses import fields
+
+    from creagraph.core.io import InputError
+
+    values = {}
+    for f in fields(ChecklistAnchor):
+        if f.name not in record:
+            raise InputError(f"{where}: missing field {f.name!r}")
+        value = record[f.name]
+        if f.type.startswith("tuple"):
+            if not isinstance(value, list):
+                raise InputError(f"{where}: field {f.name!r} must be a list")
+            value = tuple(value)
+        elif f.type == "float":
+            if not isinstance(value, int | float):
+                raise InputError(f"{where}: field {f.name!r} must be a number")
+            value = float(value)
+        elif f.type == "int":
+            if not isinstance(value, int):
+                raise InputError(f"{where}: field {f.name!r} must be an integer")
+        elif not isinstance(value, str):
+            raise InputError(f"{where}: field {f.name!r} must be a string")
+        values[f.name] = value
+    return ChecklistAnchor(**values)
+
+
+def write_anchors(path, anchors: Sequence[ChecklistAnchor]) -> int:
+    """Write anchors as JSON Lines (atomically); returns the count."""
+    from creagraph.core.io import write_jsonl
+
+    return write_jsonl(path, (a.to_dict() for a in anchors))
+
+
+def read_anchors(path) -> list[ChecklistAnchor]:
+    """Read anchors written by :func:`write_anchors` (file and line named on errors)."""
+    from pathlib import Path
+
+    from creagraph.core.io import iter_jsonl
+
+    p = Path(path)
+    anchors = []
+    if p.exists():
+        with p.open(encoding="utf-8") as handle:
+            numbers = [i for i, text in enumerate(handle, start=1) if text.strip()]
+    else:
+        numbers = []
+    for line, record in zip(numbers, iter_jsonl(p), strict=True):
+        anchors.append(anchor_from_dict(record, f"{p}:{line}"))
+    return anchors

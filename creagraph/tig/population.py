@@ -1,0 +1,591 @@
+"""Per-task atom tables and the population pipeline: canonical atoms → graph → clusters.
+
+Two steps, so that leave-two-models-out (:mod:`creagraph.tig.l2mo`) does not redo work:
+
+1. :func:`build_atom_tables` extracts the atoms of every response once, embeds every
+   distinct atom form once (through the cached embedder), and keeps per task an
+   :class:`AtomTable`: the responses, each atom occurrence (response, form, text), the form
+   vectors and the same-type similarity blocks (computed on first use, then cached).
+2. :func:`build_population` takes a table and the set of models to include, and computes
+   only from those models' atoms: canonical groups (:mod:`creagraph.tig.canonical`), the
+   Typed Idea Graph's edges (:mod:`creagraph.tig.graph`), per-type clusters
+   (:mod:`creagraph.tig.cluster`) and ClichéScores (:mod:`creagraph.tig.cliche`).
+
+Everything in step 2 is a function of the included atoms' forms, counts and vectors — not
+of row indices — so a table built from a subset of responses and a larger table restricted
+to the same subset give identical populations (tested).
+
+Examples
+--------
+>>> from creagraph.tig.schema import Response, Atom
+>>> from creagraph.tig.atoms import PreExtractedAtoms
+>>> rs = [Response("t", "calm", m, 0, "A fern in a jar") for m in ("a", "b")]
+>>> ex = PreExtractedAtoms({r.response_id: [Atom("carrier", "fern")] for r in rs})
+>>> tables = build_atom_tables(rs, ex)                 # doctest: +SKIP
+>>> pop = build_population(tables["t"])                # doctest: +SKIP
+>>> [c.label for c in pop.canonical], pop.clusters[0].coverage   # doctest: +SKIP
+(['fern'], 1.0)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from creagraph.core.progress import progress
+from creagraph.tig.atoms import AtomExtractor, atom_form
+from creagraph.tig.canonical import (
+    canonical_id,
+    canonical_leaders,
+    canonical_order,
+    round_similarity,
+    stem_key,
+)
+from creagraph.tig.cliche import (
+    DEFAULT_EPSILON,
+    DEFAULT_WEIGHTS,
+    centrality_share,
+    cliche_score,
+    internal_convergence,
+    model_coverage,
+)
+from creagraph.tig.cluster import cluster_nodes, resolve_method
+from creagraph.tig.graph import (
+    EdgeList,
+    concat_edges,
+    cooccurrence_edges,
+    node_centrality,
+    relation_edges,
+    similarity_edges,
+)
+from creagraph.tig.schema import ATOM_TYPES, Atom, CanonicalAtom, Cluster, Response
+
+__all__ = [
+    "TigConfig",
+    "AtomTable",
+    "Population",
+    "build_atom_table",
+    "build_atom_tables",
+    "build_population",
+    "group_by_task",
+]
+
+
+@dataclass(frozen=True)
+class TigConfig:
+    """Parameters of the population pipeline (defaults tuned for all-MiniLM-L6-v2).
+
+    Attributes
+    ----------
+    canonical_threshold : float
+        Cosine similarity for two forms to be one canonical atom (near-synonyms).
+    similarity_threshold : float
+        Cosine similarity for a same-type similarity edge (related ideas).
+    cluster_method : {"auto", "leidenalg", "igraph", "components"}
+        See :func:`creagraph.tig.cluster.cluster_nodes`.
+    resolution : float
+        Leiden modularity resolution.
+    hierarchical, max_levels, min_split_size
+        Hierarchical Leiden (see :func:`~creagraph.tig.cluster.cluster_nodes`).
+    min_component_weight : float
+        Edge cut of the connected-components method.
+    seed : int
+        Leiden seed.
+    centrality : {"pagerank", "degree"}
+        Node centrality behind the ClichéScore's centrality factor.
+    weights, epsilon
+        ClichéScore weights and smoothing (:func:`creagraph.tig.cliche.cliche_score`).
+    keep_embeddings : bool
+        Store label embeddings in the canonical records.
+    """
+
+    canonical_threshold: float = 0.8
+    similarity_threshold: float = 0.5
+    cluster_method: str = "auto"
+    resolution: float = 1.0
+    hierarchical: bool = False
+    max_levels: int = 2
+    min_split_size: int = 8
+    min_component_weight: float = 0.6
+    seed: int = 0
+    centrality: str = "pagerank"
+    weights: tuple[float, float, float] = DEFAULT_WEIGHTS
+    epsilon: float = DEFAULT_EPSILON
+    keep_embeddings: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.similarity_threshold <= self.canonical_threshold <= 1:
+            raise ValueError(
+                "need 0 < similarity_threshold <= canonical_threshold <= 1, got "
+                f"{self.similarity_threshold} and {self.canonical_threshold}"
+            )
+        if self.resolution <= 0:
+            raise ValueError("resolution must be positive")
+        if self.centrality not in ("pagerank", "degree"):
+            raise ValueError("centrality must be 'pagerank' or 'degree'")
+
+
+@dataclass
+class AtomTable:
+    """All atoms of one task's responses, with form vectors (see the module docstring).
+
+    Responses are sorted by ``response_id``; atoms by response, then position. Forms are
+    sorted by (type, form text), so each type's forms are a contiguous slice.
+    """
+
+    task_id: str
+    responses: list[Response]
+    models: list[str]
+    response_model: np.ndarray
+    atom_response: np.ndarray
+    atom_position: np.ndarray
+    atom_form: np.ndarray
+    atom_text: list[str]
+    form_text: list[str]
+    form_type: np.ndarray
+    form_stem: list[str]
+    form_vectors: np.ndarray
+    type_slices: dict[str, tuple[int, int]]
+    _similarity: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _provenance: list[tuple[str, str, str, str, int]] | None = field(default=None, repr=False)
+    _canonical_ids: dict[tuple[int, str], str] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_atoms(self) -> int:
+        return len(self.atom_form)
+
+    def similarity(self, atom_type: str) -> np.ndarray:
+        """Rounded cosine similarities between the forms of ``atom_type`` (cached)."""
+        block = self._similarity.get(atom_type)
+        if block is None:
+            start, end = self.type_slices[atom_type]
+            vectors = self.form_vectors[start:end].astype(np.float64)
+            block = round_similarity(vectors @ vectors.T).astype(np.float32)
+            self._similarity[atom_type] = block
+        return block
+
+    def atom_id(self, index: int) -> str:
+        response = self.responses[int(self.atom_response[index])]
+        return f"{response.response_id}#{int(self.atom_position[index])}"
+
+    def canonical_id(self, type_index: int, label: str) -> str:
+        """:func:`~creagraph.tig.canonical.canonical_id` of a label (memoised)."""
+        key = (type_index, label)
+        found = self._canonical_ids.get(key)
+        if found is None:
+            found = canonical_id(self.task_id, ATOM_TYPES[type_index], label)
+            self._canonical_ids[key] = found
+        return found
+
+    @property
+    def atom_provenance(self) -> list[tuple[str, str, str, str, int]]:
+        """``(atom_id, response_id, model, task_id, sample)`` of every atom (cached)."""
+        cached = self._provenance
+        if cached is None:
+            cached = []
+            for a in range(self.n_atoms):
+                response = self.responses[int(self.atom_response[a])]
+                cached.append((self.atom_id(a), response.response_id, response.model,
+                               response.task_id, response.sample))
+            self._provenance = cached
+        return cached
+
+    def model_responses(self) -> dict[str, int]:
+        """Number of responses per model."""
+        counts = np.bincount(self.response_model, minlength=len(self.models))
+        return {m: int(c) for m, c in zip(self.models, counts, strict=True)}
+
+
+@dataclass
+class Population:
+    """Canonical atoms, graph and clusters of one (reference) population of a task.
+
+    ``comparison_key`` is ``""`` for a whole population and ``"a||b"`` for the reference
+    population that leaves models a and b out. ``canonical`` is in node order;
+    ``node_cluster[i]`` indexes ``clusters``; ``atom_node`` maps the included atoms'
+    table indices to nodes.
+    """
+
+    task_id: str
+    comparison_key: str
+    models: tuple[str, ...]
+    response_ids: tuple[str, ...]
+    canonical: list[CanonicalAtom]
+    node_type: np.ndarray
+    edges: EdgeList
+    clusters: list[Cluster]
+    node_cluster: np.ndarray
+    atom_index: np.ndarray
+    atom_node: np.ndarray
+    cluster_method: str
+
+    @property
+    def n_responses(self) -> int:
+        return len(self.response_ids)
+
+    def cluster_atoms(self, cluster_index: int) -> list[tuple[str, str, str, str, int]]:
+        """Provenance of every atom in a cluster, in canonical-node order."""
+        nodes = np.flatnonzero(self.node_cluster == cluster_index)
+        return [p for n in nodes.tolist() for p in self.canonical[n].provenance]
+
+
+def group_by_task(responses: Iterable[Response]) -> dict[str, list[Response]]:
+    """Responses grouped by task id (tasks and responses sorted)."""
+    grouped: dict[str, list[Response]] = {}
+    for response in responses:
+        grouped.setdefault(response.task_id, []).append(response)
+    return {
+        task: sorted(items, key=lambda r: r.response_id) for task, items in sorted(grouped.items())
+    }
+
+
+def _form_rows(responses: Sequence[Response], atoms: Sequence[Sequence[Atom]]):
+    rows = []
+    for r_index, found in enumerate(atoms):
+        for position, atom in enumerate(found):
+            form = atom_form(atom.text)
+            if form:
+                rows.append((r_index, position, ATOM_TYPES.index(atom.type), form, atom.text))
+    return rows
+
+
+def build_atom_table(
+    task_id: str,
+    responses: Sequence[Response],
+    atoms: Sequence[Sequence[Atom]],
+    vectors_by_form: dict[str, np.ndarray],
+) -> AtomTable:
+    """Assemble one task's :class:`AtomTable` from its responses, their atoms and the form
+    vectors (a dict ``form text → unit vector`` covering every atom form)."""
+    if len(responses) != len(atoms):
+        raise ValueError("responses and atoms must have the same length")
+    order = sorted(range(len(responses)), key=lambda i: responses[i].response_id)
+    responses = [responses[i] for i in order]
+    atoms = [atoms[i] for i in order]
+    for response in responses:
+        if response.task_id != task_id:
+            raise ValueError(f"response {response.response_id!r} is not of task {task_id!r}")
+    models = sorted({r.model for r in responses})
+    model_index = {m: i for i, m in enumerate(models)}
+    rows = _form_rows(responses, atoms)
+    keys = sorted({(t, form) for _, _, t, form, _ in rows})
+    form_index = {key: i for i, key in enumerate(keys)}
+    type_slices: dict[str, tuple[int, int]] = {}
+    for t, kind in enumerate(ATOM_TYPES):
+        members = [i for i, key in enumerate(keys) if key[0] == t]
+        type_slices[kind] = (members[0], members[-1] + 1) if members else (0, 0)
+    dim = len(next(iter(vectors_by_form.values()))) if vectors_by_form else 1
+    form_vectors = (
+        np.stack([vectors_by_form[form] for _, form in keys]).astype(np.float32)
+        if keys else np.zeros((0, dim), dtype=np.float32)
+    )
+    return AtomTable(
+        task_id=task_id,
+        responses=responses,
+        models=models,
+        response_model=np.array([model_index[r.model] for r in responses], dtype=np.int64),
+        atom_response=np.array([r for r, *_ in rows], dtype=np.int64),
+        atom_position=np.array([p for _, p, *_ in rows], dtype=np.int64),
+        atom_form=np.array([form_index[(t, f)] for _, _, t, f, _ in rows], dtype=np.int64),
+        atom_text=[text for *_, text in rows],
+        form_text=[form for _, form in keys],
+        form_type=np.array([t for t, _ in keys], dtype=np.int64),
+        form_stem=[stem_key(form) for _, form in keys],
+        form_vectors=form_vectors,
+        type_slices=type_slices,
+    )
+
+
+def build_atom_tables(
+    responses: Sequence[Response],
+    extractor: AtomExtractor | None = None,
+    embedder: Any = None,
+    *,
+    show_progress: bool = True,
+    batch_size: int = 2000,
+) -> dict[str, AtomTable]:
+    """Extract atoms and embed their forms once; one :class:`AtomTable` per task.
+
+    Parameters
+    ----------
+    responses : sequence of Response
+        The whole population (any number of tasks).
+    extractor : AtomExtractor, optional
+        Default :class:`~creagraph.tig.atoms.OfflineExtractor` sharing ``embedder``.
+    embedder : Embedder, optional
+        Default :func:`creagraph.core.embeddings.default_embedder` (cached MiniLM).
+    show_progress : bool
+        Progress bars for extraction and embedding.
+    batch_size : int
+        Responses per extraction call (bounds memory and drives the progress bar).
+    """
+    from creagraph.tig.atoms import OfflineExtractor
+
+    if embedder is None:
+        from creagraph.core.embeddings import default_embedder
+
+        embedder = default_embedder()
+    if extractor is None:
+        extractor = OfflineExtractor(embedder)
+    grouped = group_by_task(responses)
+    ordered = [r for items in grouped.values() for r in items]
+    atoms: list[list[Atom]] = []
+    starts = range(0, len(ordered), batch_size)
+    for start in progress(starts, total=len(starts), desc="extract atoms", unit="batch") \
+            if show_progress else starts:
+        atoms.extend(extractor.extract(ordered[start : start + batch_size]))
+    forms = sorted({atom_form(a.text) for found in atoms for a in found} - {""})
+    vectors: dict[str, np.ndarray] = {}
+    chunks = range(0, len(forms), 4096)
+    for start in progress(chunks, total=len(chunks), desc="embed forms", unit="chunk") \
+            if show_progress else chunks:
+        chunk = forms[start : start + 4096]
+        for form, vector in zip(chunk, embedder.encode(chunk), strict=True):
+            vectors[form] = vector
+    tables: dict[str, AtomTable] = {}
+    offset = 0
+    for task_id, items in grouped.items():
+        found = atoms[offset : offset + len(items)]
+        offset += len(items)
+        task_forms = {atom_form(a.text) for f in found for a in f} - {""}
+        tables[task_id] = build_atom_table(
+            task_id, items, found, {form: vectors[form] for form in task_forms}
+        )
+    return tables
+
+
+def _cluster_id(atom_type: str, member_ids: Sequence[str]) -> str:
+    digest = hashlib.sha1("\x00".join(sorted(member_ids)).encode()).hexdigest()
+    return f"{atom_type}-{digest[:10]}"
+
+
+def build_population(
+    table: AtomTable,
+    models: Iterable[str] | None = None,
+    config: TigConfig | None = None,
+    *,
+    comparison_key: str = "",
+) -> Population:
+    """Canonical atoms, Typed Idea Graph, clusters and ClichéScores of a population.
+
+    Parameters
+    ----------
+    table : AtomTable
+        The task's atoms.
+    models : iterable of str, optional
+        Models whose responses (all samples) form the population; default all of them.
+    config : TigConfig, optional
+        Pipeline parameters.
+    comparison_key : str
+        Recorded on the result (``"a||b"`` for an L2MO reference population).
+
+    Returns
+    -------
+    Population
+
+    Raises
+    ------
+    ValueError
+        When ``models`` names a model absent from the table or is empty.
+    """
+    config = config or TigConfig()
+    included = sorted(set(table.models) if models is None else set(models))
+    unknown = set(included) - set(table.models)
+    if unknown:
+        raise ValueError(f"task {table.task_id!r} has no responses from {sorted(unknown)}")
+    if not included:
+        raise ValueError("a population needs at least one model")
+    model_index = {m: i for i, m in enumerate(table.models)}
+    keep_model = np.zeros(len(table.models), dtype=bool)
+    keep_model[[model_index[m] for m in included]] = True
+    keep_response = keep_model[table.response_model]
+    response_local = np.cumsum(keep_response) - 1
+    atom_index = np.flatnonzero(keep_response[table.atom_response])
+    atom_forms = table.atom_form[atom_index]
+    form_count = np.bincount(atom_forms, minlength=len(table.form_text))
+
+    # 1. canonical groups per type: leader clustering of the present forms
+    node_of_form = np.full(len(table.form_text), -1, dtype=np.int64)
+    nodes: list[tuple[int, str, int, list[int]]] = []  # (type, label, leader form, members)
+    for t, kind in enumerate(ATOM_TYPES):
+        start, end = table.type_slices[kind]
+        present = np.flatnonzero(form_count[start:end] > 0)
+        if not len(present):
+            continue
+        local_forms = [table.form_text[start + i] for i in present]
+        order = canonical_order(local_forms, form_count[start + present])
+        ordered = present[order]
+        sims = table.similarity(kind)[np.ix_(ordered, ordered)]
+        leaders = canonical_leaders(
+            sims,
+            [table.form_text[start + i] for i in ordered],
+            threshold=config.canonical_threshold,
+            stems=[table.form_stem[start + i] for i in ordered],
+        )
+        groups: dict[int, list[int]] = {}
+        for position, leader in enumerate(leaders.tolist()):
+            groups.setdefault(leader, []).append(start + int(ordered[position]))
+        for leader, members in groups.items():
+            leader_form = start + int(ordered[leader])
+            nodes.append((t, table.form_text[leader_form], leader_form, members))
+    nodes.sort(key=lambda n: (n[0], n[1]))
+    for node, (_, _, _, members) in enumerate(nodes):
+        node_of_form[members] = node
+    n_nodes = len(nodes)
+    node_type = np.array([n[0] for n in nodes], dtype=np.int64)
+    atom_node = node_of_form[atom_forms]
+
+    # 2. provenance and canonical records
+    atom_responses = table.atom_response[atom_index]
+    provenance: list[list[tuple[str, str, str, str, int]]] = [[] for _ in range(n_nodes)]
+    atom_provenance = table.atom_provenance
+    for a, node in zip(atom_index.tolist(), atom_node.tolist(), strict=True):
+        provenance[node].append(atom_provenance[a])
+    canonical = []
+    for node, (t, label, leader_form, members) in enumerate(nodes):
+        aliases = tuple(sorted(table.form_text[f] for f in members if f != leader_form))
+        embedding = (
+            tuple(float(x) for x in table.form_vectors[leader_form])
+            if config.keep_embeddings else None
+        )
+        canonical.append(
+            CanonicalAtom(
+                id=table.canonical_id(t, label),
+                task_id=table.task_id,
+                type=ATOM_TYPES[t],
+                label=label,
+                aliases=aliases,
+                count=len(provenance[node]),
+                provenance=tuple(provenance[node]),
+                embedding=embedding,
+            )
+        )
+
+    # 3. edges: co-occurrence, same-type similarity, typed relations
+    from scipy.sparse import csr_matrix
+
+    n_kept = int(keep_response.sum())
+    incidence = csr_matrix(
+        (np.ones(len(atom_node)), (response_local[atom_responses], atom_node)),
+        shape=(n_kept, n_nodes),
+    )
+    incidence.sum_duplicates()
+    cooccurrence = cooccurrence_edges(incidence)
+    parts = [cooccurrence, relation_edges(cooccurrence, node_type)]
+    for t, kind in enumerate(ATOM_TYPES):
+        members = np.flatnonzero(node_type == t)
+        if len(members) < 1:
+            continue
+        start = table.type_slices[kind][0]
+        leader_local = np.array([nodes[m][2] - start for m in members], dtype=np.int64)
+        block = table.similarity(kind)[np.ix_(leader_local, leader_local)]
+        if len(members) > 1:
+            parts.append(similarity_edges(block, members, config.similarity_threshold))
+    edges = concat_edges(parts)
+
+    # 4. clusters per type on the similarity subgraph
+    node_cluster = np.full(n_nodes, -1, dtype=np.int64)
+    # (type, leaf nodes, hierarchy path, nodes of the parent cluster or None)
+    cluster_specs: list[tuple[int, list[int], tuple[int, ...], list[int] | None]] = []
+    method_used = resolve_method(config.cluster_method)
+    sim_edges = edges.of_kind("similarity")
+    for t in range(len(ATOM_TYPES)):
+        members = np.flatnonzero(node_type == t)
+        if not len(members):
+            continue
+        offset = int(members[0])  # nodes of one type are contiguous
+        mask = node_type[sim_edges.source] == t
+        local_edges = np.column_stack(
+            [sim_edges.source[mask] - offset, sim_edges.target[mask] - offset]
+        )
+        clustering = cluster_nodes(
+            len(members),
+            local_edges,
+            sim_edges.weight[mask],
+            method=method_used,
+            resolution=config.resolution,
+            seed=config.seed,
+            hierarchical=config.hierarchical,
+            max_levels=config.max_levels,
+            min_split_size=config.min_split_size,
+            min_component_weight=config.min_component_weight,
+        )
+        leaves = [members[clustering.membership == leaf].tolist()
+                  for leaf in range(clustering.n_clusters)]
+        ancestors: dict[tuple[int, ...], list[int]] = {}
+        for leaf, path in enumerate(clustering.paths):
+            for depth in range(1, len(path)):
+                ancestors.setdefault(path[:depth], []).extend(leaves[leaf])
+        for leaf, path in enumerate(clustering.paths):
+            node_cluster[leaves[leaf]] = len(cluster_specs)
+            cluster_specs.append((t, leaves[leaf], path, ancestors.get(path[:-1])))
+    n_clusters = len(cluster_specs)
+
+    # 5. ClichéScore factors
+    local_model = np.searchsorted(np.flatnonzero(keep_model), table.response_model)
+    model_cluster = np.zeros((len(included), n_clusters), dtype=bool)
+    model_cluster[local_model[atom_responses], node_cluster[atom_node]] = True
+    hit_models = model_cluster.sum(axis=0)
+    coverage = model_coverage(hit_models, len(included))
+    centrality = centrality_share(
+        node_centrality(n_nodes, edges, config.centrality), node_cluster, n_clusters
+    )
+    present_forms = np.flatnonzero(form_count > 0)
+    convergence = internal_convergence(
+        table.form_vectors[present_forms],
+        form_count[present_forms],
+        node_cluster[node_of_form[present_forms]],
+        n_clusters,
+    )
+    coverage, centrality, convergence = (np.round(x, 6) for x in (coverage, centrality,
+                                                                  convergence))
+    scores = np.round(
+        np.asarray(cliche_score(coverage, centrality, convergence, weights=config.weights,
+                                epsilon=config.epsilon)).reshape(-1), 6)
+
+    # 6. cluster records
+    clusters: list[Cluster] = []
+    for k, (t, leaf_nodes, path, parent_members) in enumerate(cluster_specs):
+        kind = ATOM_TYPES[t]
+        member_ids = [canonical[n].id for n in leaf_nodes]
+        ranked = sorted(leaf_nodes, key=lambda n: (-canonical[n].count, canonical[n].label))
+        clusters.append(
+            Cluster(
+                id=_cluster_id(kind, member_ids),
+                task_id=table.task_id,
+                type=kind,
+                canonical_ids=tuple(member_ids),
+                labels=tuple(canonical[n].label for n in ranked),
+                atom_count=sum(canonical[n].count for n in leaf_nodes),
+                models=tuple(m for m, hit in zip(included, model_cluster[:, k], strict=True)
+                             if hit),
+                coverage=float(coverage[k]),
+                centrality=float(centrality[k]),
+                convergence=float(convergence[k]),
+                cliche_score=float(scores[k]),
+                level=len(path) - 1,
+                parent_id=(
+                    _cluster_id(kind, [canonical[n].id for n in parent_members])
+                    if parent_members else None
+                ),
+            )
+        )
+    return Population(
+        task_id=table.task_id,
+        comparison_key=comparison_key,
+        models=tuple(included),
+        response_ids=tuple(r.response_id for r, keep in zip(table.responses, keep_response,
+                                                            strict=True) if keep),
+        canonical=canonical,
+        node_type=node_type,
+        edges=edges,
+        clusters=clusters,
+        node_cluster=node_cluster,
+        atom_index=atom_index,
+        atom_node=atom_node,
+        cluster_method=method_used,
+    )
