@@ -12,8 +12,9 @@ edge array) with one of three methods:
 
 ``"auto"`` (the default) uses leidenalg and falls back to components when leidenalg (or
 igraph) cannot be imported. With ``hierarchical=True`` each cluster with at least
-``min_split_size`` nodes is re-clustered on its induced subgraph, down to ``max_levels``
-levels; the leaves form the partition and each leaf records its parent.
+``min_split_size`` nodes is re-clustered on its induced subgraph at a higher resolution,
+down to ``max_levels`` levels; the leaves form the partition and each leaf records its
+path (hence its parent).
 
 Results are deterministic for a given graph and seed, and cluster labels are numbered by
 first appearance (node order), so equal graphs give equal labels.
@@ -177,6 +178,7 @@ def cluster_nodes(
     max_levels: int = 2,
     min_split_size: int = 8,
     min_component_weight: float = 0.0,
+    level_resolution_factor: float = 2.0,
 ) -> Clustering:
     """Partition ``n`` nodes of a weighted undirected graph.
 
@@ -202,6 +204,9 @@ def cluster_nodes(
         Only clusters with at least this many nodes are split further.
     min_component_weight : float
         Edge weight cut of the ``"components"`` method.
+    level_resolution_factor : float
+        Level d of the hierarchy (top = 0) uses ``resolution · factor**d``, so each level
+        looks for finer structure than the one above.
 
     Returns
     -------
@@ -242,7 +247,8 @@ def cluster_nodes(
                 sub_edges = np.array(
                     [[local[a], local[b]] for a, b in edges[mask].tolist()], dtype=np.int64
                 ).reshape(-1, 2)
-                sub = _flat(len(nodes), sub_edges, weights[mask], used, resolution, seed,
+                sub = _flat(len(nodes), sub_edges, weights[mask], used,
+                            resolution * level_resolution_factor**_level, seed,
                             min_component_weight)
                 if sub.max() == 0:
                     continue  # not split: the cluster stays a leaf

@@ -153,6 +153,8 @@ def read_responses(path: str | os.PathLike[str]) -> list[Response]:
 
 def _numbered(records: Iterable[dict[str, Any]], path: Path) -> Iterable[tuple[int, dict]]:
     # iter_jsonl skips blank lines; recover the physical line numbers for messages.
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
     with path.open("r", encoding="utf-8") as handle:
         numbers = [i for i, text in enumerate(handle, start=1) if text.strip()]
     yield from zip(numbers, records, strict=True)

@@ -1,0 +1,263 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from creagraph.core.io import InputError
+from creagraph.tig.adapters import load_noveltybench_curated
+from creagraph.tig.atoms import (
+    MAX_ATOMS,
+    MIN_ATOMS,
+    AtomExtractor,
+    OfflineExtractor,
+    OpenAIChatExtractor,
+    PreExtractedAtoms,
+    assign_types,
+    atom_form,
+    atoms_from_llm_reply,
+    build_chat_request,
+    build_extraction_messages,
+    chunk_phrases,
+    is_grounded,
+    parse_json_lenient,
+)
+from creagraph.tig.schema import ATOM_TYPES, Atom, Response
+
+from .conftest import CALM_IDEAS, calm_population
+
+
+def test_chunk_phrases_spans_and_cues():
+    idea = ("An hourglass where the sand turns into birds, a metaphor for time slipping away, "
+            "shown in extreme close-up.")
+    phrases = chunk_phrases(idea)
+    assert all(idea[p.start:p.end] == p.text for p in phrases)
+    found = {p.text: p.cue for p in phrases}
+    assert found["turns into birds"] == "mechanism"
+    assert found["time slipping away"] == "purpose"
+    assert found["extreme close-up"] == "perspective"
+    assert "hourglass" in found and "shown" not in found
+
+
+def test_chunk_phrases_setting_cue_joiners_and_minimum():
+    phrases = chunk_phrases("A lighthouse made of stacked books stands in a stormy sea.")
+    assert [(p.text, p.cue) for p in phrases] == [
+        ("lighthouse", None), ("made of stacked books", "mechanism"), ("stormy sea", "setting")
+    ]
+    # too few phrases: the words of the longest phrase are added, the phrase kept
+    assert [p.text for p in chunk_phrases("George Washington!")] == [
+        "George Washington", "George", "Washington"]
+    assert [p.text for p in chunk_phrases("Okapi")] == ["Okapi"]
+    assert chunk_phrases("") == [] and chunk_phrases("It is what it is.") == []
+
+
+def test_grounding_and_forms():
+    assert atom_form("  “Glass Jars”, ") == "glass jars"
+    assert is_grounded("glass jars", "A glass jar of fireflies")
+    assert is_grounded("Firefly", "A glass jar of fireflies")
+    assert not is_grounded("lantern", "A glass jar of fireflies")
+    assert not is_grounded("", "anything")
+
+
+def test_assign_types_uses_similarity_cues_and_bias():
+    vectors = np.eye(3, dtype=np.float32)
+    prototypes = {kind: np.eye(3, dtype=np.float32)[[min(i, 2)]]
+                  for i, kind in enumerate(ATOM_TYPES)}
+    types, scores = assign_types(vectors, prototypes, [None, None, None])
+    assert [ATOM_TYPES[t] for t in types] == ["carrier", "motif", "mechanism"]  # tie: first
+    types, scores = assign_types(vectors, prototypes, [None, "purpose", "purpose"])
+    assert [ATOM_TYPES[t] for t in types] == ["carrier", "motif", "purpose"]
+    assert scores.shape == (3, len(ATOM_TYPES))
+    bias = np.zeros((3, len(ATOM_TYPES)))
+    bias[0, ATOM_TYPES.index("setting")] = 2.0
+    types, _ = assign_types(vectors, prototypes, [None] * 3, bias=bias)
+    assert ATOM_TYPES[types[0]] == "setting"
+
+
+def test_offline_extractor_types_clear_examples(offline_extractor):
+    assert isinstance(offline_extractor, AtomExtractor)
+    ideas = [
+        "A jellyfish made of stained glass drifts in a cathedral.",
+        "A lighthouse made of stacked books stands in a stormy sea to symbolize knowledge.",
+        "A teacup holding a tiny ocean storm, viewed from above.",
+    ]
+    responses = [Response("t", "b", "m", i, x) for i, x in enumerate(ideas)]
+    atoms = [{a.text: a.type for a in found} for found in offline_extractor.extract(responses)]
+    assert atoms[0] == {"jellyfish": "carrier", "made of stained glass": "mechanism",
+                        "cathedral": "setting"}
+    assert atoms[1]["lighthouse"] == "carrier" and atoms[1]["knowledge"] == "purpose"
+    assert atoms[1]["stormy sea"] == "setting"
+    assert atoms[2]["teacup"] == "carrier" and atoms[2]["viewed from above"] == "perspective"
+
+
+def test_offline_extractor_drops_lighting_when_not_needed(offline_extractor):
+    idea = ("A potted plant with soft green leaves on a windowsill bathed in warm golden light, "
+            "conveying serenity.")
+    (atoms,) = offline_extractor.extract([Response("t", "b", "m", 0, idea)])
+    texts = [a.text for a in atoms]
+    assert "warm golden light" not in texts
+    assert "potted plant" in texts and "serenity" in texts
+
+
+def test_offline_atoms_are_grounded_and_counted(offline_extractor):
+    responses = calm_population() + load_noveltybench_curated(task_ids=["curated-5"])
+    extracted = offline_extractor.extract(responses)
+    for response, atoms in zip(responses, extracted, strict=True):
+        content_words = len(chunk_phrases(response.core_idea))
+        assert len(atoms) <= MAX_ATOMS
+        if content_words >= MIN_ATOMS:
+            assert len(atoms) >= MIN_ATOMS, response.core_idea
+        for atom in atoms:
+            assert atom.type in ATOM_TYPES
+            assert atom.text in response.core_idea  # a verbatim span: nothing invented
+    # extraction of one response does not depend on the others in the batch
+    alone = offline_extractor.extract(responses[:1])
+    assert alone[0] == extracted[0]
+
+
+def test_pre_extracted_atoms_check_grounding_and_missing():
+    response = Response("t", "b", "m", 0, "A glass whale swallowing the moon.")
+    good = PreExtractedAtoms({response.response_id: [Atom("carrier", "glass whale"),
+                                                     Atom("carrier", "Glass whale")]})
+    assert good.extract([response]) == [[Atom("carrier", "glass whale")]]
+    invented = PreExtractedAtoms({response.response_id: [Atom("motif", "sun")]})
+    with pytest.raises(InputError, match="'sun' of response 't\\|m\\|0' does not occur"):
+        invented.extract([response])
+    with pytest.raises(InputError, match="no atoms for response"):
+        PreExtractedAtoms({}).extract([response])
+    assert PreExtractedAtoms({}, missing="empty").extract([response]) == [[]]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"atoms": [{"type": "carrier", "text": "glass whale"}]}',
+        '```json\n{"atoms": [{"type": "carrier", "text": "glass whale"},]}\n```',
+        'Here you go:\n{"atoms": [\n  // the object\n'
+        '  {"type": "carrier", "text": "glass whale"},\n]}\nHope this helps.',
+        '<think>the whale carries it</think>[{"type": "carrier", "text": "glass whale"}]',
+        "{“atoms”: [{“type”: “carrier”, “text”: “glass whale”}]}",
+    ],
+)
+def test_parse_json_lenient_repairs(reply):
+    data = parse_json_lenient(reply)
+    items = data["atoms"] if isinstance(data, dict) else data
+    assert items == [{"type": "carrier", "text": "glass whale"}]
+
+
+def test_parse_json_lenient_gives_up_clearly():
+    with pytest.raises(ValueError, match="no JSON could be recovered"):
+        parse_json_lenient("I cannot help with that.")
+
+
+def test_atoms_from_llm_reply_filters():
+    idea = "A glass whale swallowing the moon over a sleeping city."
+    reply = json.dumps({"atoms": [
+        {"type": "Carrier", "text": "glass whale"},
+        {"type": "setting", "text": "sleeping city"},
+        {"type": "colour", "text": "moon"},          # unknown type
+        {"type": "motif", "text": "sun"},            # not in the idea
+        {"type": "carrier", "text": "Glass Whale"},  # duplicate form
+        {"type": "mechanism", "text": "swallowing the moon"},
+    ]})
+    assert atoms_from_llm_reply(reply, idea) == [
+        Atom("carrier", "glass whale"), Atom("setting", "sleeping city"),
+        Atom("mechanism", "swallowing the moon")]
+    by_type = atoms_from_llm_reply('{"motif": ["moon"], "setting": "city"}', idea)
+    assert by_type == [Atom("motif", "moon"), Atom("setting", "city")]
+
+
+def test_build_chat_request_and_messages():
+    response = Response("t", "Show calm.", "m", 0, "A fern in a jar.")
+    messages = build_extraction_messages(response)
+    assert messages[0]["role"] == "system" and "perspective" in messages[0]["content"]
+    assert "A fern in a jar." in messages[1]["content"]
+    request = build_chat_request(messages, base_url="http://h:1/v1/", model="tiny", api_key="k")
+    assert request.full_url == "http://h:1/v1/chat/completions"
+    assert request.get_method() == "POST"
+    assert request.get_header("Authorization") == "Bearer k"
+    body = json.loads(request.data)
+    assert body["model"] == "tiny" and body["messages"] == messages and body["temperature"] == 0
+    assert build_chat_request(messages, base_url="http://h", model="m").get_header(
+        "Authorization") is None
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    failures_left = 0
+    seen: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append((self.path, self.headers.get("Authorization"), body))
+        if type(self).failures_left > 0:
+            type(self).failures_left -= 1
+            self.send_response(503)
+            self.end_headers()
+            return
+        idea = body["messages"][1]["content"].split("Core Idea: ", 1)[1]
+        first = idea.split()[1]
+        content = ("```json\n" + json.dumps({"atoms": [
+            {"type": "carrier", "text": first}, {"type": "motif", "text": "unicorn"}]})
+            + "\n```")
+        payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content},
+             "finish_reason": "stop"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def chat_server():
+    _ChatHandler.failures_left = 0
+    _ChatHandler.seen = []
+    server = HTTPServer(("127.0.0.1", 0), _ChatHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_openai_extractor_against_local_server(chat_server):
+    _ChatHandler.failures_left = 1  # one 503, then success after a retry
+    extractor = OpenAIChatExtractor(chat_server, "tiny-model", "secret", backoff=0.01)
+    responses = [Response("t", "b", "m", 0, "A fern unfurling in a jar."),
+                 Response("t", "b", "m", 1, "A kite made of letters.")]
+    atoms = extractor.extract(responses)
+    assert atoms == [[Atom("carrier", "fern")], [Atom("carrier", "kite")]]  # unicorn dropped
+    path, auth, body = _ChatHandler.seen[-1]
+    assert path == "/v1/chat/completions" and auth == "Bearer secret"
+    assert body["model"] == "tiny-model"
+    assert len(_ChatHandler.seen) == 3
+
+
+def test_openai_extractor_configuration(monkeypatch, chat_server):
+    for name in ("CREAGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL", "CREAGRAPH_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="no LLM endpoint"):
+        OpenAIChatExtractor()
+    monkeypatch.setenv("CREAGRAPH_LLM_BASE_URL", chat_server)
+    with pytest.raises(ValueError, match="no LLM model"):
+        OpenAIChatExtractor()
+    monkeypatch.setenv("CREAGRAPH_LLM_MODEL", "env-model")
+    extractor = OpenAIChatExtractor(max_retries=0)
+    assert extractor.base_url == chat_server and extractor.model == "env-model"
+    _ChatHandler.failures_left = 5
+    with pytest.raises(RuntimeError, match="HTTP 503"):
+        extractor.complete([{"role": "user", "content": "hi"}])
+
+
+def test_calm_fixture_has_three_samples_per_model():
+    assert all(len(v) == 3 for v in CALM_IDEAS.values())
+
+
+def test_offline_extractor_without_phrases(offline_extractor):
+    assert offline_extractor.extract([Response("t", "b", "m", 0, "🍕 🍕")]) == [[]]
+    assert OfflineExtractor(offline_extractor.embedder).extract([]) == []
