@@ -39,8 +39,10 @@ def main() -> None:
         store = Path(tmp) / "store"
         t = time.perf_counter()
         res = import_dumps([args.slice], store, show_progress=False)
-        print(f"embedded import: {time.perf_counter() - t:.2f} s "
-              f"({res.statements:,} statements, {res.entities:,} entities)")
+        print(
+            f"embedded import: {time.perf_counter() - t:.2f} s "
+            f"({res.statements:,} statements, {res.entities:,} entities)"
+        )
         t = time.perf_counter()
         kg = EmbeddedKG(store)
         kg.has_triple("Q179051", "P69", "Q174710")
@@ -53,10 +55,19 @@ def main() -> None:
         print(f"oxigraph load (SPARQL server): {time.perf_counter() - t:.2f} s")
         remote = SparqlKG(url, cache=False)
         kinds = {
-            "label search (exact)": (lambda g: lambda x: g.search(x, fuzzy=False), [(x,) for x in labels]),
+            "label search (exact)": (
+                lambda g: lambda x: g.search(x, fuzzy=False),
+                [(x,) for x in labels],
+            ),
             "out-edges": (lambda g: g.out_edges, [(e.subject,) for e in sample]),
-            "class size |{x:(x,p,o)}|": (lambda g: g.count_subjects, [(e.property, e.object) for e in sample]),
-            "class size |{y:(s,p,y)}|": (lambda g: g.count_objects, [(e.subject, e.property) for e in sample]),
+            "class size |{x:(x,p,o)}|": (
+                lambda g: g.count_subjects,
+                [(e.property, e.object) for e in sample],
+            ),
+            "class size |{y:(s,p,y)}|": (
+                lambda g: g.count_objects,
+                [(e.subject, e.property) for e in sample],
+            ),
             "triple exists": (lambda g: g.has_triple, [e.as_tuple() for e in sample]),
         }
         print(f"\nmedian latency over {args.n} look-ups    embedded      sparql   ratio")

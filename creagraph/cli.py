@@ -26,9 +26,14 @@ def _register() -> None:
     from creagraph.kg.cli import app as kg_app
 
     app.add_typer(kg_app, name="kg", help="Knowledge graph: import, inspect, pull, serve.")
+    from creagraph.scoring.cli import register as register_scoring
+
+    register_scoring(app)
     from creagraph.judgments.cli import app as judge_app
+
     app.add_typer(judge_app, name="judge", help="Pairwise preferences and rater agreement.")
     from creagraph.tig.cli import app as tig_app
+
     app.add_typer(tig_app, name="tig", help="Ekphrasis novelty anchors from Typed Idea Graphs.")
 
 

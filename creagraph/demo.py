@@ -28,14 +28,18 @@ def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
         typer.echo(f"  {key:>20}: {value:,}")
     top = sorted(kg.property_counts().items(), key=lambda kv: -kv[1])[:8]
     names = kg.labels(p for p, _ in top)
-    typer.echo("  most used properties: " + ", ".join(f"{p} {names.get(p, '?')} ({n:,})" for p, n in top))
+    typer.echo(
+        "  most used properties: " + ", ".join(f"{p} {names.get(p, '?')} ({n:,})" for p, n in top)
+    )
 
     typer.secho("\n== look-ups", bold=True)
     for text in ("Lew Alcindor", "kareem abdul jabbar", "Goodfellas"):
         hits = kg.search(text, limit=1)
         if hits:
             h = hits[0]
-            typer.echo(f"  search {text!r:24} -> {h.id} {h.label} ({h.kind} match, score {h.score:.0f})")
+            typer.echo(
+                f"  search {text!r:24} -> {h.id} {h.label} ({h.kind} match, score {h.score:.0f})"
+            )
     if kg.entity("Q179051") is not None:
         edges = kg.out_edges("Q179051", "P69")
         for e in edges:

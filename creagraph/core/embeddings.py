@@ -110,8 +110,9 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:  # type: ignore[override]
         model = self._load()
-        getter = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
+        getter = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
         )
         return int(getter())
 

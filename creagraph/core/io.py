@@ -95,7 +95,9 @@ def _parse_json_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from exc
+        raise InputError(
+            f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})"
+        ) from exc
     if not isinstance(value, dict):
         raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(value).__name__}")
     return value
@@ -180,10 +182,7 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
             writer.writeheader()
             for record in records:
                 writer.writerow(
-                    {
-                        k: (dumps(v) if isinstance(v, list | dict) else v)
-                        for k, v in record.items()
-                    }
+                    {k: (dumps(v) if isinstance(v, list | dict) else v) for k, v in record.items()}
                 )
     elif suffix == ".parquet":
         import pyarrow as pa

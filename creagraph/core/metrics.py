@@ -233,7 +233,8 @@ def creative_utility(
     4.5
     >>> creative_utility([4, 2], d, 0.5, "published")
     5.0
-    >>> creative_utility([], np.zeros((0, 0)), 0.9), creative_utility([], np.zeros((0, 0)), 0.9, "published")
+    >>> empty = np.zeros((0, 0))
+    >>> creative_utility([], empty, 0.9), creative_utility([], empty, 0.9, "published")
     (0.0, 1.0)
     """
     if len(quality) == 0:

@@ -58,8 +58,7 @@ def import_cmd(
     typer.echo(
         f"{'store already up to date' if reused else 'imported'}: {target}\n"
         f"statements: {result.statements}\nentities: {result.entities}\n"
-        f"properties: {result.properties}"
-        + ("" if reused else f"\nseconds: {result.seconds:.1f}")
+        f"properties: {result.properties}" + ("" if reused else f"\nseconds: {result.seconds:.1f}")
     )
     skipped = result.report.get("skipped", {})
     if skipped:
@@ -163,7 +162,16 @@ def neighbors(
     for name, edges in groups:
         if as_json:
             for e in edges[:limit]:
-                typer.echo(dumps({"direction": name, "subject": e.subject, "property": e.property, "object": e.object}))
+                typer.echo(
+                    dumps(
+                        {
+                            "direction": name,
+                            "subject": e.subject,
+                            "property": e.property,
+                            "object": e.object,
+                        }
+                    )
+                )
             continue
         typer.echo(f"{name}-edges: {len(edges)}")
         shown = edges[:limit]
@@ -179,7 +187,9 @@ def neighbors(
 def class_size(
     prop: Annotated[str, typer.Argument(help="A PID.")],
     subject: Annotated[str | None, typer.Option(help="Count |{y : (SUBJECT, PROP, y)}|.")] = None,
-    obj: Annotated[str | None, typer.Option("--object", help="Count |{x : (x, PROP, OBJECT)}|.")] = None,
+    obj: Annotated[
+        str | None, typer.Option("--object", help="Count |{x : (x, PROP, OBJECT)}|.")
+    ] = None,
     store: StoreOpt = None,
     endpoint: EndpointOpt = None,
     as_json: JsonOpt = False,
@@ -208,11 +218,15 @@ def class_size(
 def pull(
     endpoint: Annotated[str, typer.Option("--endpoint", help="SPARQL endpoint to read from.")],
     out: Annotated[Path, typer.Option("--out", help="Output .nt or .nt.gz file.")],
-    prop: Annotated[list[str], typer.Option("--property", help="Property to follow (repeat).")] = [],  # noqa: B006
+    prop: Annotated[
+        list[str], typer.Option("--property", help="Property to follow (repeat).")
+    ] = [],  # noqa: B006
     seed: Annotated[list[str], typer.Option("--seed", help="Seed entity QID (repeat).")] = [],  # noqa: B006
     hops: Annotated[int, typer.Option(help="Expansion depth.")] = 1,
     limit: Annotated[int, typer.Option(help="Statements per property when no seeds.")] = 1000,
-    max_entities: Annotated[int, typer.Option(help="Stop expanding past this many entities.")] = 50_000,
+    max_entities: Annotated[
+        int, typer.Option(help="Stop expanding past this many entities.")
+    ] = 50_000,
 ) -> None:
     """Extract a slice from a SPARQL endpoint into Wikidata truthy-dump N-Triples."""
     from creagraph.kg.pull import pull_slice
@@ -236,7 +250,9 @@ def pull(
 @app.command()
 def serve(
     sources: Annotated[list[Path], typer.Argument(help="N-Triples files to serve.")],
-    db: Annotated[Path | None, typer.Option(help="Oxigraph store directory (reused if loaded).")] = None,
+    db: Annotated[
+        Path | None, typer.Option(help="Oxigraph store directory (reused if loaded).")
+    ] = None,
     host: str = "127.0.0.1",
     port: int = 7878,
 ) -> None:

@@ -21,7 +21,9 @@ def inverse_labels() -> dict[str, str]:
             continue
         parts = line.split("\t")
         if len(parts) != 3:
-            raise ValueError(f"{path}:{lineno}: expected 3 tab-separated fields (pid, label, inverse)")
+            raise ValueError(
+                f"{path}:{lineno}: expected 3 tab-separated fields (pid, label, inverse)"
+            )
         out[parts[0]] = parts[2]
     return out
 
@@ -57,9 +59,13 @@ def rank_hits(
     pop = popularity(ids) if ids else {}
     ordered = sorted(
         best.values(),
-        key=lambda h: (not h.exact, -h.score, h.kind != "label", -pop.get(h.id, 0), id_number(h.id)),
+        key=lambda h: (
+            not h.exact,
+            -h.score,
+            h.kind != "label",
+            -pop.get(h.id, 0),
+            id_number(h.id),
+        ),
     )[:limit]
     names = labels([h.id for h in ordered])
-    return [
-        SearchHit(h.id, names.get(h.id), h.matched, h.kind, h.score, h.exact) for h in ordered
-    ]
+    return [SearchHit(h.id, names.get(h.id), h.matched, h.kind, h.score, h.exact) for h in ordered]

@@ -166,7 +166,9 @@ def import_dumps(
 def _replace_dir(new: Path, target: Path) -> None:
     if target.exists():
         if not (target / "meta.json").exists() and any(target.iterdir()):
-            raise InputError(f"{target}: exists and is not a creagraph store; refusing to replace it")
+            raise InputError(
+                f"{target}: exists and is not a creagraph store; refusing to replace it"
+            )
         old = target.with_name(f".{target.name}.old-{os.getpid()}")
         os.replace(target, old)
         os.replace(new, target)
@@ -196,7 +198,11 @@ def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_pr
     alias_rows: list[tuple[str, str]] = []
     parse = ParseReport()
     total = sum(f.stat().st_size for f in files)
-    bar = progress_bar(total=total, desc="import", unit="B", unit_scale=True) if show_progress else None
+    bar = (
+        progress_bar(total=total, desc="import", unit="B", unit_scale=True)
+        if show_progress
+        else None
+    )
     try:
         for f in files:
             for item in parse_dump(
@@ -340,7 +346,9 @@ class EmbeddedKG:
             )
         self.meta = json.loads(meta_path.read_text())
         if self.meta.get("format") != STORE_FORMAT:
-            raise InputError(f"{self.store}: store format {self.meta.get('format')} is not supported")
+            raise InputError(
+                f"{self.store}: store format {self.meta.get('format')} is not supported"
+            )
         for name in _ARRAYS:
             setattr(self, f"_{name}", np.load(self.store / f"{name}.npy"))
         self._conn = sqlite3.connect(
@@ -375,7 +383,8 @@ class EmbeddedKG:
             "SELECT label, description FROM records WHERE id = ?", (ident,)
         ).fetchone()
         aliases = tuple(
-            a for (a,) in self._conn.execute(
+            a
+            for (a,) in self._conn.execute(
                 "SELECT alias FROM aliases WHERE id = ? ORDER BY rowid", (ident,)
             )
         )
@@ -393,7 +402,9 @@ class EmbeddedKG:
         label, aliases, description, found = self._record(check_pid(pid))
         if not found and self._prop(pid) < 0:
             return None
-        return PropertyRecord(pid, label, tuple(sorted(aliases)), description, self._inverse.get(pid))
+        return PropertyRecord(
+            pid, label, tuple(sorted(aliases)), description, self._inverse.get(pid)
+        )
 
     def label(self, ident: str) -> str | None:
         """The English label of an item or property, or ``None``."""
@@ -420,7 +431,10 @@ class EmbeddedKG:
         if i < 0:
             return 0
         return int(
-            self._out_indptr[i + 1] - self._out_indptr[i] + self._in_indptr[i + 1] - self._in_indptr[i]
+            self._out_indptr[i + 1]
+            - self._out_indptr[i]
+            + self._in_indptr[i + 1]
+            - self._in_indptr[i]
         )
 
     def search(
@@ -431,12 +445,11 @@ class EmbeddedKG:
         prefix = "Q" if kind == "entity" else "P"
         key, loose = normalize(text), normalize_loose(text)
         rows = self._conn.execute(
-            "SELECT id, kind, text FROM names WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
+            "SELECT id, kind, text FROM names "
+            "WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
             (key, loose, prefix),
         ).fetchall()
-        hits = [
-            SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows
-        ]
+        hits = [SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows]
         if fuzzy and len({h.id for h in hits}) < limit and loose:
             hits.extend(self._fuzzy(loose, prefix, limit * 3))
         return rank_hits(hits, limit, self._popularity, self.labels)
@@ -470,7 +483,9 @@ class EmbeddedKG:
         if p < 0:
             return a, a
         block = props[a:b]
-        return a + int(np.searchsorted(block, p, "left")), a + int(np.searchsorted(block, p, "right"))
+        return a + int(np.searchsorted(block, p, "left")), a + int(
+            np.searchsorted(block, p, "right")
+        )
 
     def out_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
         i = self._node(qid)
@@ -581,7 +596,11 @@ class EmbeddedKG:
         picks = np.sort(rng.choice(total, size=min(n, total), replace=False))
         subjects = np.searchsorted(self._out_indptr, picks, side="right") - 1
         return [
-            Edge(self._qid(int(s)), self._pid(int(self._out_prop[e])), self._qid(int(self._out_obj[e])))
+            Edge(
+                self._qid(int(s)),
+                self._pid(int(self._out_prop[e])),
+                self._qid(int(self._out_obj[e])),
+            )
             for s, e in zip(subjects.tolist(), picks.tolist())
         ]
 

@@ -50,7 +50,16 @@ _TEXT_PREDICATES = {
 _ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?:@([A-Za-z][A-Za-z0-9-]*)|\^\^<[^>]*>)?\s*\.\s*$')
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
-_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_SIMPLE_ESCAPES = {
+    "t": "\t",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "f": "\f",
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +226,9 @@ def parse_dump(
             parts = stripped.split(" ", 2)
             if len(parts) < 3:
                 if strict:
-                    raise InputError(f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}")
+                    raise InputError(
+                        f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
+                    )
                 rep.skipped["malformed line"] += 1
                 continue
             subject, predicate, rest = parts
@@ -227,15 +238,19 @@ def parse_dump(
                 continue
             if s_iri is None or p_iri is None:
                 if strict:
-                    raise InputError(f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}")
+                    raise InputError(
+                        f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
+                    )
                 rep.skipped["malformed line"] += 1
                 continue
             if p_iri.startswith(WDT):
-                pid = p_iri[len(WDT):]
+                pid = p_iri[len(WDT) :]
                 sid = s_iri[entity_prefix_len:] if s_iri.startswith(WD_ENTITY) else ""
                 if not rest.endswith("."):
                     if strict:
-                        raise InputError(f"{path}:{lineno}: malformed N-Triples line (no final '.')")
+                        raise InputError(
+                            f"{path}:{lineno}: malformed N-Triples line (no final '.')"
+                        )
                     rep.skipped["malformed line"] += 1
                     continue
                 obj = rest[:-1].rstrip()

@@ -136,10 +136,14 @@ def write_ntriples(
         if label is not None:
             lines.append(f'{node} <{RDFS_LABEL}> "{escape_literal(label)}"@{language} .')
         if description is not None:
-            lines.append(f'{node} <{SCHEMA_DESCRIPTION}> "{escape_literal(description)}"@{language} .')
+            lines.append(
+                f'{node} <{SCHEMA_DESCRIPTION}> "{escape_literal(description)}"@{language} .'
+            )
         for alias in aliases:
             lines.append(f'{node} <{SKOS_ALT}> "{escape_literal(alias)}"@{language} .')
-    for e in sorted(statements, key=lambda e: (id_number(e.subject), id_number(e.property), id_number(e.object))):
+    for e in sorted(
+        statements, key=lambda e: (id_number(e.subject), id_number(e.property), id_number(e.object))
+    ):
         lines.append(f"<{WD_ENTITY}{e.subject}> <{WDT}{e.property}> <{WD_ENTITY}{e.object}> .")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     if path.name.endswith(".gz"):

@@ -12,8 +12,8 @@ Run it with ``creagraph kg serve slice.nt.gz --db DIR --port 7878`` or
 from __future__ import annotations
 
 import argparse
-import gzip
 import bz2
+import gzip
 import json
 import sys
 import threading

@@ -15,8 +15,6 @@ import functools
 import hashlib
 import json
 import os
-import re
-import socket
 import sqlite3
 import string
 import time
@@ -118,7 +116,7 @@ def _prop(pid: str) -> str:
 
 def _local_id(iri: str) -> str | None:
     if iri.startswith(WD_ENTITY):
-        ident = iri[len(WD_ENTITY):]
+        ident = iri[len(WD_ENTITY) :]
         if is_qid(ident) or is_pid(ident):
             return ident
     return None
@@ -126,8 +124,8 @@ def _local_id(iri: str) -> str | None:
 
 def _wdt_pid(iri: str) -> str | None:
     prefix = "http://www.wikidata.org/prop/direct/"
-    if iri.startswith(prefix) and is_pid(iri[len(prefix):]):
-        return iri[len(prefix):]
+    if iri.startswith(prefix) and is_pid(iri[len(prefix) :]):
+        return iri[len(prefix) :]
     return None
 
 
@@ -246,7 +244,9 @@ class SparqlKG:
             raise ValueError(f"search_mode must be auto, scan or exact, not {search_mode!r}")
         self.search_mode = search_mode
         if cache is True:
-            self._cache: _ResponseCache | None = _ResponseCache(default_cache_dir() / "sparql.sqlite")
+            self._cache: _ResponseCache | None = _ResponseCache(
+                default_cache_dir() / "sparql.sqlite"
+            )
         elif cache:
             self._cache = _ResponseCache(Path(cache))
         else:
@@ -294,7 +294,7 @@ class SparqlKG:
                 last = exc
             except EndPointInternalError as exc:
                 last = exc
-            except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError) as exc:
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last = exc
             except SPARQLWrapperException as exc:
                 raise SparqlError(f"{self.endpoint}: {exc}") from exc
@@ -337,13 +337,17 @@ class SparqlKG:
     def _property_used(self, pid: str) -> bool:
         return bool(self._select("property_statements", prop=_prop(pid), limit="1"))
 
-    def records(self, idents: Iterable[str]) -> dict[str, tuple[str | None, tuple[str, ...], str | None]]:
+    def records(
+        self, idents: Iterable[str]
+    ) -> dict[str, tuple[str | None, tuple[str, ...], str | None]]:
         """``id -> (label, aliases, description)`` for many items/properties, batched."""
         wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
         found: dict[str, list] = {}
         for start in range(0, len(wanted), 200):
             chunk = wanted[start : start + 200]
-            rows = self._select("records", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang)
+            rows = self._select(
+                "records", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang
+            )
             for row in sorted(rows, key=lambda r: r["text"]):
                 ident = _local_id(row["e"])
                 if ident is None:
@@ -374,7 +378,9 @@ class SparqlKG:
         out: dict[str, str] = {}
         for start in range(0, len(wanted), 200):
             chunk = wanted[start : start + 200]
-            rows = self._select("labels", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang)
+            rows = self._select(
+                "labels", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang
+            )
             for row in sorted(rows, key=lambda r: r["text"]):
                 ident = _local_id(row["e"])
                 if ident is not None:
@@ -404,7 +410,8 @@ class SparqlKG:
             rows = self._select("search_exact", values=values)
         else:
             tokens = sorted(
-                {w for w in normalize_loose(text).split() if len(w) >= 2}, key=lambda w: (-len(w), w)
+                {w for w in normalize_loose(text).split() if len(w) >= 2},
+                key=lambda w: (-len(w), w),
             )[:2]
             if not tokens:
                 tokens = [normalize(text)] if normalize(text) else []

@@ -11,8 +11,13 @@ def test_real_minilm_offline(monkeypatch, tmp_path):
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     model = SentenceTransformerEmbedder()
-    vectors = model.encode(["A man is playing a guitar.", "Someone plays an instrument.",
-                            "The stock market fell sharply today."])
+    vectors = model.encode(
+        [
+            "A man is playing a guitar.",
+            "Someone plays an instrument.",
+            "The stock market fell sharply today.",
+        ]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     sims = vectors @ vectors.T

@@ -9,8 +9,8 @@ from creagraph.core.metrics import (
     distance_matrix,
     greedy_order,
     mean_pairwise_distance,
-    path_string,
     path_strength,
+    path_string,
     specificity,
     transform_distance,
     utility_curve,
@@ -19,8 +19,16 @@ from creagraph.core.metrics import (
 
 @pytest.mark.parametrize(
     ("x", "expected", "tol"),
-    [(0.13, 0.0029, 5e-5), (0.33, 0.117, 5e-4), (0.40, 0.241, 5e-4), (0.58, 0.777, 5e-4),
-     (0.7, 1.0, 1e-12), (0.71, 1.0, 0), (1.0, 1.0, 0), (0.0, 0.0, 0)],
+    [
+        (0.13, 0.0029, 5e-5),
+        (0.33, 0.117, 5e-4),
+        (0.40, 0.241, 5e-4),
+        (0.58, 0.777, 5e-4),
+        (0.7, 1.0, 1e-12),
+        (0.71, 1.0, 0),
+        (1.0, 1.0, 0),
+        (0.0, 0.0, 0),
+    ],
 )
 def test_g_pinned_values(x, expected, tol):
     assert abs(transform_distance(x) - expected) <= tol
@@ -28,7 +36,17 @@ def test_g_pinned_values(x, expected, tol):
 
 def test_specificity_mapping_boundaries():
     assert [specificity(n) for n in (0, 10, 11, 99, 100, 499, 500, 4999, 5000, 10**6)] == [
-        5, 5, 4, 4, 3, 3, 2, 2, 1, 1]
+        5,
+        5,
+        4,
+        4,
+        3,
+        3,
+        2,
+        2,
+        1,
+        1,
+    ]
 
 
 def test_path_strength_excludes_final_triple():
@@ -39,8 +57,10 @@ def test_path_strength_excludes_final_triple():
 
 
 def test_path_string_format():
-    path = [["Morton Gould", "Collaborated With", "Benny Carter"],
-            ["Benny Carter", "discography", "Benny Carter discography"]]
+    path = [
+        ["Morton Gould", "Collaborated With", "Benny Carter"],
+        ["Benny Carter", "discography", "Benny Carter discography"],
+    ]
     assert path_string(path) == " [collaborated with] benny carter"
     three = [["A", "r1", "B"], ["B", "r2", "C"], ["C", "r3", "D"]]
     assert path_string(three) == " [r1] b | b [r2] c"
@@ -90,7 +110,8 @@ def test_greedy_matches_cubic_reference_on_random_sets():
             d = distance_matrix(v, mode)
             for gamma in (0.0, 0.7, 0.9, 1.0):
                 assert creative_utility(q, d, gamma, mode) == pytest.approx(
-                    _cubic_reference(q, d, gamma, mode))
+                    _cubic_reference(q, d, gamma, mode)
+                )
 
 
 def test_discount_modes_empty_and_single():

@@ -3,6 +3,7 @@ import gzip
 
 import pytest
 
+# ruff: noqa: E501
 from creagraph.core.io import InputError
 from creagraph.kg.ntriples import (
     Literal_,

@@ -54,8 +54,12 @@ def test_triples_and_class_sizes_agree(kg, sparql_kg, sample, negatives_path):
         negatives = [line.split() for line in handle][1:]
     for e in statements:
         assert sparql_kg.has_triple(*e.as_tuple())
-        assert sparql_kg.count_subjects(e.property, e.object) == kg.count_subjects(e.property, e.object)
-        assert sparql_kg.count_objects(e.subject, e.property) == kg.count_objects(e.subject, e.property)
+        assert sparql_kg.count_subjects(e.property, e.object) == kg.count_subjects(
+            e.property, e.object
+        )
+        assert sparql_kg.count_objects(e.subject, e.property) == kg.count_objects(
+            e.subject, e.property
+        )
     for s, p, o in random.Random(2).sample(negatives, N):
         assert sparql_kg.has_triple(s, p, o) is kg.has_triple(s, p, o) is False
 
@@ -127,7 +131,7 @@ def test_sparql_string_escapes_everything():
     with pytest.raises(ValueError):
         sparql_string("x", 'en" . } #')
     with pytest.raises(ValueError):
-        SparqlKG("http://localhost:1/q", cache=False).out_edges('Q1> } #')
+        SparqlKG("http://localhost:1/q", cache=False).out_edges("Q1> } #")
 
 
 class Flaky(BaseHTTPRequestHandler):
@@ -160,7 +164,9 @@ def test_retries_backoff_user_agent_and_cache(tmp_path):
     waits = []
     url = f"http://127.0.0.1:{server.server_port}/query"
     try:
-        graph = SparqlKG(url, cache=tmp_path / "c.sqlite", retries=3, backoff=0.5, sleep=waits.append)
+        graph = SparqlKG(
+            url, cache=tmp_path / "c.sqlite", retries=3, backoff=0.5, sleep=waits.append
+        )
         assert graph.has_triple("Q1", "P31", "Q5") is True
         assert waits == [0.5, 1.0]
         assert graph.requests_sent == 3

@@ -1,0 +1,182 @@
+"""``creagraph score``, ``creagraph distinct`` and ``creagraph distance``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from creagraph.core.io import InputError, dumps, read_jsonl, write_records
+
+
+def build_scorer(
+    judge: str,
+    mode: str,
+    store: Path | None,
+    endpoint: str | None,
+    factuality_threshold: float = 1.0,
+    llm_base_url: str | None = None,
+    llm_model: str | None = None,
+):
+    """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from command-line choices."""
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
+    from creagraph.scoring.pipeline import Scorer
+
+    if judge not in ("kg", "stored", "llm", "hybrid"):
+        raise InputError(f"--judge must be kg, stored, llm or hybrid, not {judge!r}")
+    if mode not in ("paper", "published"):
+        raise InputError(f"--mode must be paper or published, not {mode!r}")
+    embedder = default_embedder()
+    kg = entity_linker = relation_linker = None
+    if judge in ("kg", "hybrid") or store is not None or endpoint is not None:
+        from creagraph.kg import open_graph
+        from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+
+        kg = open_graph(store, endpoint)
+        entity_linker = EntityLinker(kg)
+        relation_linker = RelationLinker(kg, embedder)
+    if judge == "stored":
+        the_judge = StoredJudge()
+    elif judge == "llm":
+        the_judge = LlmJudge(llm_base_url, llm_model)
+    else:
+        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker))
+        the_judge = (
+            kg_judge if judge == "kg" else HybridJudge(kg_judge, LlmJudge(llm_base_url, llm_model))
+        )
+    return Scorer(
+        the_judge,
+        embedder,
+        mode,  # type: ignore[arg-type]
+        factuality_threshold,
+        entity_linker,
+        relation_linker,
+        kg,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the scoring commands to the top-level app."""
+
+    @app.command()
+    def score(
+        inputs: Annotated[
+            list[Path], typer.Argument(help="Answer files (.jsonl/.json/.csv/.parquet).")
+        ],
+        out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+        model: Annotated[
+            str | None, typer.Option(help="Model name (else from a column or file name).")
+        ] = None,
+        judge: Annotated[str, typer.Option(help="kg, stored, llm or hybrid.")] = "kg",
+        mode: Annotated[str, typer.Option(help="paper (default) or published.")] = "paper",
+        store: Annotated[Path | None, typer.Option(help="Embedded store directory.")] = None,
+        endpoint: Annotated[str | None, typer.Option(help="SPARQL endpoint URL.")] = None,
+        factuality_threshold: Annotated[
+            float, typer.Option(help="Min fraction of factual triples.")
+        ] = 1.0,
+        llm_base_url: Annotated[
+            str | None, typer.Option(help="OpenAI-compatible base URL.")
+        ] = None,
+        llm_model: Annotated[str | None, typer.Option(help="Model name at that endpoint.")] = None,
+    ) -> None:
+        """Score model answers: parse, validate, ground, embed, creative utility.
+
+        Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running skips
+        queries already scored.
+        """
+        from creagraph.scoring.inputs import read_answers
+        from creagraph.scoring.pipeline import score_files
+
+        rows = read_answers(inputs, model)
+        scorer = build_scorer(
+            judge, mode, store, endpoint, factuality_threshold, llm_base_url, llm_model
+        )
+        counts = score_files(rows, scorer, out)
+        typer.echo(
+            f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
+            f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"
+        )
+        import csv
+
+        with (out / "summary.csv").open() as handle:
+            for row in csv.DictReader(handle):
+
+                def fmt(key: str, row: dict = row) -> str:
+                    value = row.get(key)
+                    return f"{float(value):.2f}" if value not in (None, "") else "-"
+
+                typer.echo(
+                    f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
+                    f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
+                    f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries)"
+                )
+
+    @app.command()
+    def distinct(
+        results: Annotated[
+            list[Path], typer.Argument(help="Score output dirs or paths.jsonl files.")
+        ],
+        out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+        min_quality: Annotated[
+            float, typer.Option(help="Only paths with quality above this.")
+        ] = 3.0,
+    ) -> None:
+        """Distinctiveness ν of each model's paths against all other models' paths."""
+        from creagraph.core.embeddings import default_embedder
+        from creagraph.scoring.distinct import distinctiveness
+
+        records = []
+        for item in results:
+            path = item / "paths.jsonl" if item.is_dir() else item
+            records.extend(read_jsonl(path))
+        per_path, summary = distinctiveness(records, default_embedder(), min_quality=min_quality)
+        out.mkdir(parents=True, exist_ok=True)
+        write_records(out / "distinct_paths.jsonl", per_path)
+        write_records(out / "distinct_summary.csv", summary)
+        for row in summary:
+            typer.echo(
+                f"  {row['model']}: avg ν {row['avg_nu'] or 0:.3f}  "
+                f"max ν {row['max_nu'] or 0:.3f}  "
+                f"avg σ {row['avg_sigma'] or 0:.2f}  ({row['n_paths']} paths)"
+            )
+
+    @app.command()
+    def distance(
+        pairs: Annotated[
+            Path, typer.Argument(help='JSONL lines {"a": [[h,r,t],...], "b": [...]}.')
+        ],
+    ) -> None:
+        """Print raw (1 − cos) and transformed (g) distance between path pairs (SPEC §3.5)."""
+        from creagraph.core.embeddings import default_embedder
+        from creagraph.core.metrics import path_string, transform_distance
+
+        records = read_jsonl(pairs)
+        strings = []
+        for n, record in enumerate(records, start=1):
+            for side in ("a", "b"):
+                path = record.get(side)
+                if (
+                    not isinstance(path, list)
+                    or not path
+                    or not all(isinstance(t, list) and len(t) == 3 for t in path)
+                ):
+                    raise InputError(
+                        f"{pairs}: line {n}: field {side!r} must be a list of [h, r, t]"
+                    )
+                strings.append(path_string(path))
+        vectors = default_embedder().encode(strings)
+        for n, _ in enumerate(records):
+            a, b = vectors[2 * n], vectors[2 * n + 1]
+            raw = max(0.0, 1.0 - float(a @ b))
+            typer.echo(
+                dumps(
+                    {
+                        "a": strings[2 * n],
+                        "b": strings[2 * n + 1],
+                        "raw": raw,
+                        "transformed": float(transform_distance(raw)),
+                    }
+                )
+            )

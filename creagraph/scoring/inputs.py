@@ -1,0 +1,93 @@
+"""Reading model answers to CREATE queries (JSONL, JSON, CSV or Parquet rows).
+
+Each row needs ``query``, ``entity_a``, ``entity_b``, ``rel_b`` and an answer in
+``path_prediction`` (raw text, or a list whose first element is the raw text, as in the
+published files; ``raw_path_prediction`` is accepted too). The model name comes from the
+``--model`` flag, else a ``model``/``model_name`` column, else a published sample file
+name (``<Model>_model_name_<id>….jsonl`` → ``<Model>``). The row's ``index`` field names
+the query; without one, the row number does. All other fields are kept in ``extra``
+(the ``stored`` judge reads its scores from there).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from creagraph.core.io import InputError, read_records
+
+__all__ = ["AnswerRow", "read_answers", "REQUIRED_FIELDS"]
+
+REQUIRED_FIELDS = ("query", "entity_a", "entity_b", "rel_b")
+_ANSWER_FIELDS = ("path_prediction", "raw_path_prediction", "answer", "response")
+_MODEL_FIELDS = ("model", "model_name", "eval_model_name")
+
+
+@dataclass
+class AnswerRow:
+    """One model's answer to one query."""
+
+    source: str
+    line: int
+    index: Any
+    model: str
+    query: str
+    entity_a: str
+    entity_b: str
+    rel_b: str
+    answer: Any
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.model, str(self.index))
+
+
+def _model_from_filename(path: Path) -> str | None:
+    match = re.match(r"(.+?)_model_name_", path.name)
+    return match.group(1) if match else None
+
+
+def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) -> list[AnswerRow]:
+    """Read answer rows from one or more files; errors name the file, row and field."""
+    rows: list[AnswerRow] = []
+    for raw_path in paths:
+        path = Path(raw_path)
+        records = read_records(path)
+        for number, record in enumerate(records, start=1):
+            where = f"{path}: row {number}"
+            for name in REQUIRED_FIELDS:
+                value = record.get(name)
+                if not isinstance(value, str) or not value.strip():
+                    raise InputError(f"{where}: field {name!r} is missing or empty")
+            answer_field = next((f for f in _ANSWER_FIELDS if f in record), None)
+            if answer_field is None:
+                raise InputError(
+                    f"{where}: no answer field (expected one of {', '.join(_ANSWER_FIELDS)})"
+                )
+            name = (
+                model
+                or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
+                or _model_from_filename(path)
+            )
+            if not name:
+                raise InputError(f"{where}: no model name (give --model or a 'model' column)")
+            index = record.get("index")
+            rows.append(
+                AnswerRow(
+                    source=str(path),
+                    line=number,
+                    index=index if index is not None else number - 1,
+                    model=name,
+                    query=record["query"],
+                    entity_a=record["entity_a"],
+                    entity_b=record["entity_b"],
+                    rel_b=record["rel_b"],
+                    answer=record[answer_field],
+                    extra=record,
+                )
+            )
+    return rows

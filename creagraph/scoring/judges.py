@@ -1,0 +1,264 @@
+"""Judge backends: who says how specific and how factual each triple is (SPEC §3.4).
+
+All judges implement :class:`Judge`: ``judge(row, path_index, triples)`` returns one
+:class:`TripleJudgment` per triple, each with its evidence.
+
+- :class:`KgJudge` — grounded in the knowledge graph (exact class sizes, existence).
+- :class:`StoredJudge` — scores already in the input (the published judge's columns
+  ``raw_salience_scores_0`` and ``parsed_scores_factuality_0``).
+- :class:`LlmJudge` — any OpenAI-compatible chat endpoint the user configures, asked for
+  the same quantities (class-size estimates for C_A and C_B, and factuality).
+- :class:`HybridJudge` — the KG where a triple is verified, another judge otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from creagraph.core.io import InputError
+from creagraph.core.metrics import specificity
+from creagraph.scoring.grounding import Grounder
+from creagraph.scoring.inputs import AnswerRow
+
+__all__ = [
+    "TripleJudgment",
+    "Judge",
+    "KgJudge",
+    "StoredJudge",
+    "LlmJudge",
+    "HybridJudge",
+    "LLM_PROMPT",
+]
+
+
+@dataclass
+class TripleJudgment:
+    """Specificity σ (1–5 or None when unknown), factuality (0/1 or None) and evidence."""
+
+    specificity: int | None
+    factual: float | None
+    status: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "specificity": self.specificity,
+            "factual": self.factual,
+            "status": self.status,
+            **self.evidence,
+        }
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(
+        self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
+    ) -> list[TripleJudgment]:
+        """One judgment per triple of the path."""
+        ...
+
+
+class KgJudge:
+    """Specificity and factuality computed from the knowledge graph."""
+
+    name = "kg"
+
+    def __init__(self, grounder: Grounder):
+        self.grounder = grounder
+
+    def judge(self, row, path_index, triples):
+        out = []
+        for t in triples:
+            if len(t) != 3:
+                out.append(TripleJudgment(None, None, "malformed", {"backend": "kg"}))
+                continue
+            g = self.grounder.ground(*t)
+            out.append(TripleJudgment(g.specificity, g.factual, g.status, g.as_dict()))
+        return out
+
+
+class StoredJudge:
+    """Judgments stored in the input rows (the published judge's outputs).
+
+    Reads, per path, ``raw_salience_scores_0`` (σ per triple) and
+    ``parsed_scores_factuality_0`` (0/1 per triple).
+    """
+
+    name = "stored"
+
+    def __init__(
+        self,
+        specificity_field: str = "raw_salience_scores_0",
+        factuality_field: str = "parsed_scores_factuality_0",
+    ):
+        self.specificity_field = specificity_field
+        self.factuality_field = factuality_field
+
+    def judge(self, row, path_index, triples):
+        def per_path(field_name: str) -> list:
+            values = row.extra.get(field_name)
+            if isinstance(values, str):
+                values = json.loads(values)
+            if not isinstance(values, list):
+                raise InputError(
+                    f"{row.source}: row {row.index}: the stored judge needs field "
+                    f"{field_name!r} (a list per path)"
+                )
+            if path_index >= len(values):
+                raise InputError(
+                    f"{row.source}: row {row.index}: field {field_name!r} has {len(values)} "
+                    f"paths, path {path_index} was parsed"
+                )
+            return values[path_index] or []
+
+        sal, fact = per_path(self.specificity_field), per_path(self.factuality_field)
+        out = []
+        for i in range(len(triples)):
+            s = int(sal[i]) if i < len(sal) and sal[i] is not None else None
+            f = float(fact[i]) if i < len(fact) and fact[i] is not None else None
+            evidence = {
+                "backend": "stored",
+                "fields": [self.specificity_field, self.factuality_field],
+            }
+            out.append(TripleJudgment(s, f, "stored", evidence))
+        return out
+
+
+LLM_PROMPT = """You judge knowledge-graph triples written by another model.
+For each triple (head, relation, tail) below, estimate:
+- class_a: how many entities x satisfy (x, relation, tail) in the real world (an integer);
+- class_b: how many entities y satisfy (head, relation, y) (an integer);
+- factual: 1 if the triple is true, 0 if false or unverifiable.
+Answer with JSON only: {"triples": [{"class_a": int, "class_b": int, "factual": 0 or 1}, ...]}
+with exactly one object per triple, in order.
+
+Triples:
+{triples}
+"""
+
+
+class LlmJudge:
+    """A judge that asks an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    base_url : str
+        e.g. ``http://localhost:8000/v1`` (``$CREAGRAPH_LLM_BASE_URL``).
+    model : str
+        Model name sent in the request (``$CREAGRAPH_LLM_MODEL``).
+    api_key : str, optional
+        Bearer token (``$CREAGRAPH_LLM_API_KEY`` or ``$OPENAI_API_KEY``).
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        retries: int = 3,
+    ):
+        self.base_url = (base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL") or "").rstrip("/")
+        self.model = model or os.environ.get("CREAGRAPH_LLM_MODEL") or ""
+        if not self.base_url or not self.model:
+            raise InputError(
+                "the llm judge needs an OpenAI-compatible endpoint: --llm-base-url and "
+                "--llm-model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
+            )
+        self.api_key = (
+            api_key or os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
+        self.timeout = timeout
+        self.retries = retries
+
+    def _chat(self, prompt: str) -> str:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "temperature": 0,
+                "messages": [{"role": "user", "content": prompt}],
+            }
+        ).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": "creagraph"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            request = urllib.request.Request(
+                f"{self.base_url}/chat/completions", data=body, headers=headers
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    payload = json.loads(response.read())
+                return payload["choices"][0]["message"]["content"]
+            except urllib.error.HTTPError as exc:
+                if exc.code not in (429, 500, 502, 503, 504):
+                    raise RuntimeError(f"{self.base_url}: HTTP {exc.code}") from exc
+                last = exc
+            except (urllib.error.URLError, TimeoutError, KeyError, json.JSONDecodeError) as exc:
+                last = exc
+            time.sleep(min(30.0, 2.0**attempt))
+        raise RuntimeError(f"{self.base_url}: no answer after {self.retries + 1} attempts: {last}")
+
+    def judge(self, row, path_index, triples):
+        from creagraph.scoring.parse import _load
+
+        listing = "\n".join(
+            f"{i + 1}. {json.dumps(list(t), ensure_ascii=False)}" for i, t in enumerate(triples)
+        )
+        content = self._chat(LLM_PROMPT.replace("{triples}", listing))
+        try:
+            start, end = content.find("{"), content.rfind("}")
+            data = _load(content[start : end + 1], [])
+            items = data["triples"]
+        except (ValueError, KeyError, TypeError):
+            items = []
+        out = []
+        for i in range(len(triples)):
+            item = items[i] if i < len(items) and isinstance(items[i], dict) else None
+            evidence = {"backend": f"llm:{self.model}"}
+            if item is None:
+                out.append(
+                    TripleJudgment(None, None, "unparsed", {**evidence, "raw": content[:500]})
+                )
+                continue
+            try:
+                size = max(int(item.get("class_a", 0)), int(item.get("class_b", 0)))
+                factual = float(item.get("factual", 0))
+            except (TypeError, ValueError):
+                out.append(
+                    TripleJudgment(None, None, "unparsed", {**evidence, "raw": content[:500]})
+                )
+                continue
+            out.append(
+                TripleJudgment(specificity(size), factual, "llm", {**evidence, "class_size": size})
+            )
+        return out
+
+
+class HybridJudge:
+    """The KG judge where a triple is verified; ``fallback`` for absent/unlinked triples."""
+
+    name = "hybrid"
+
+    def __init__(self, kg_judge: KgJudge, fallback: Judge):
+        self.kg_judge = kg_judge
+        self.fallback = fallback
+
+    def judge(self, row, path_index, triples):
+        grounded = self.kg_judge.judge(row, path_index, triples)
+        if all(j.status == "verified" for j in grounded):
+            return grounded
+        other = self.fallback.judge(row, path_index, triples)
+        return [g if g.status == "verified" else o for g, o in zip(grounded, other)]

@@ -1,0 +1,357 @@
+"""Parsing model answers into knowledge paths (SPEC §3.2).
+
+Models answer with a JSON object of numbered paths, usually inside ``<answer>…</answer>``,
+sometimes after a ``</think>`` reasoning block, fenced as a json code block, with comments,
+trailing commas, Python tuples instead of lists, triples written as strings
+``"(a, r, b)"``, flat lists of 3k strings, or ``{"path": [...], "path_probability": p}``
+wrappers. :func:`parse_answer` reads all of these, repairs what it can, never raises, and
+reports a reason for everything it could not read.
+
+Counting follows the published parser: a path counts when it has at least one element,
+even if an element is not a well-formed triple (structural validity rejects those later).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text"]
+
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json|python|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_TRIPLE_KEYS = (
+    ("head", "relation", "tail"),
+    ("subject", "predicate", "object"),
+    ("subject", "relation", "object"),
+    ("source", "relation", "target"),
+    ("h", "r", "t"),
+    ("s", "p", "o"),
+)
+
+
+@dataclass
+class ParsedPath:
+    """One path as the model wrote it.
+
+    ``triples`` holds each element as a tuple of strings (normally three); ``issues``
+    lists elements that could not be read as triples, with reasons.
+    """
+
+    key: str
+    triples: list[tuple[str, ...]]
+    issues: list[str] = field(default_factory=list)
+    probability: float | None = None
+
+    def as_lists(self) -> list[list[str]]:
+        return [list(t) for t in self.triples]
+
+
+@dataclass
+class ParseResult:
+    """All paths of one answer, plus reasons for what was dropped."""
+
+    paths: list[ParsedPath]
+    failures: list[str]
+    repairs: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.paths)
+
+
+def answer_text(raw: Any) -> str | None:
+    """The answer text of a raw prediction: a string, or a list whose first item is one."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list | tuple) and raw:
+        return answer_text(raw[0])
+    if hasattr(raw, "tolist"):
+        return answer_text(raw.tolist())
+    return None
+
+
+def _strip_comments(text: str) -> str:
+    """Remove // line comments, /* */ blocks and # line comments outside strings."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    quote: str | None = None
+    at_line_start = True
+    while i < n:
+        ch = text[i]
+        if quote:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == quote or ch == "\n":
+                quote = None
+            i += 1
+            continue
+        if ch in "\"'":
+            # An apostrophe inside a word ("Ann's") is not a quote.
+            if ch == "'" and i > 0 and text[i - 1].isalnum():
+                out.append(ch)
+                i += 1
+                continue
+            quote = ch
+            out.append(ch)
+            i += 1
+            at_line_start = False
+            continue
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if ch == "#" and at_line_start:
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if ch == "\n":
+            at_line_start = True
+        elif not ch.isspace():
+            at_line_start = False
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _candidate(text: str) -> str:
+    """The outermost JSON-looking span: from the first { or [ to the last } or ]."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return text
+    start = min(starts)
+    end = max(text.rfind("}"), text.rfind("]"))
+    return text[start : end + 1] if end > start else text[start:]
+
+
+def _tuples_to_lists(text: str) -> str:
+    text = re.sub(r"\(\s*([\"'])", r"[\1", text)
+    return re.sub(r"([\"'])\s*\)", r"\1]", text)
+
+
+def _balance(text: str) -> str:
+    """Close brackets a truncated answer left open, and fix '}' written for ']'."""
+    stack: list[str] = []
+    out: list[str] = []
+    quote = False
+    escaped = False
+    for ch in text:
+        if quote:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quote = False
+            continue
+        if ch == '"':
+            quote = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack:
+                continue
+            expected = stack.pop()
+            ch = expected
+        out.append(ch)
+    if quote:
+        out.append('"')
+    out.extend(reversed(stack))
+    return "".join(out)
+
+
+def _load(text: str, repairs: list[str]) -> Any:
+    attempts = [
+        ("as written", lambda t: t),
+        ("removed trailing commas", lambda t: _TRAILING_COMMA.sub(r"\1", t)),
+        ("tuples read as lists", lambda t: _TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t))),
+        ("balanced brackets", lambda t: _balance(_TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t)))),
+    ]
+    for name, fix in attempts:
+        fixed = fix(text)
+        try:
+            value = json.loads(fixed)
+        except (json.JSONDecodeError, ValueError):
+            try:
+                value = ast.literal_eval(fixed)
+                name += " (Python literal)"
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+        if name != "as written":
+            repairs.append(name)
+        return value
+    raise ValueError("no JSON object or list could be read")
+
+
+def _split_triple_string(text: str) -> tuple[str, ...] | None:
+    s = text.strip().strip("'\"").strip()
+    if s.startswith("(") and s.endswith(")") or s.startswith("[") and s.endswith("]"):
+        inner = s[1:-1]
+        try:
+            value = ast.literal_eval(s)
+            if isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
+                return tuple(v.strip() for v in value)
+        except (ValueError, SyntaxError):
+            pass
+        s = inner
+    for sep in (" -> ", " → ", " | ", ","):
+        parts = [p.strip().strip("'\"").strip() for p in s.split(sep)]
+        if len(parts) == 3:
+            return tuple(parts)
+    return None
+
+
+def _triple(item: Any) -> tuple[tuple[str, ...] | None, str | None]:
+    if isinstance(item, list | tuple):
+        if all(isinstance(x, str | int | float) for x in item):
+            return tuple(str(x).strip() for x in item), None
+        return None, "triple has nested values"
+    if isinstance(item, dict):
+        lowered = {str(k).lower(): v for k, v in item.items()}
+        for keys in _TRIPLE_KEYS:
+            if all(k in lowered for k in keys):
+                return tuple(str(lowered[k]).strip() for k in keys), None
+        values = list(item.values())
+        if len(values) == 3 and all(isinstance(v, str) for v in values):
+            return tuple(v.strip() for v in values), None
+        return None, "triple object without head/relation/tail fields"
+    if isinstance(item, str):
+        parsed = _split_triple_string(item)
+        if parsed is None:
+            return None, f"cannot split {item[:60]!r} into three parts"
+        return parsed, None
+    return None, f"triple of type {type(item).__name__}"
+
+
+def _path(key: str, value: Any) -> tuple[ParsedPath | None, str | None]:
+    probability = None
+    if isinstance(value, dict):
+        if "path" in value:
+            probability = value.get("path_probability", value.get("probability"))
+            value = value["path"]
+        elif any(k in {str(x).lower() for x in value} for k in ("head", "subject", "h", "s")):
+            value = [value]
+        else:
+            return None, f"path {key}: an object without a 'path' field"
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or len(value) == 0:
+        return None, f"path {key}: empty or not a list"
+    triples: list[tuple[str, ...]] = []
+    issues: list[str] = []
+    if all(isinstance(x, str) for x in value) and not any("(" in x or "," in x for x in value[:1]):
+        # a flat list of 3k strings
+        if len(value) % 3:
+            issues.append(f"flat list of {len(value)} strings is not a multiple of three")
+        for i in range(0, len(value) - len(value) % 3, 3):
+            triples.append(tuple(str(x).strip() for x in value[i : i + 3]))
+    else:
+        for i, item in enumerate(value):
+            triple, problem = _triple(item)
+            if triple is None:
+                issues.append(f"element {i}: {problem}")
+                triples.append(())
+            else:
+                triples.append(triple)
+    try:
+        prob = float(probability) if probability is not None else None
+    except (TypeError, ValueError):
+        prob = None
+    return ParsedPath(key, triples, issues, prob), None
+
+
+def parse_answer(raw: Any) -> ParseResult:
+    """Parse one model answer into paths; never raises.
+
+    Parameters
+    ----------
+    raw : str or list
+        The raw answer text, or a list whose first element is the text (the published
+        ``path_prediction`` format).
+
+    Returns
+    -------
+    ParseResult
+        ``paths`` in the order the model numbered them, ``failures`` (reasons for the
+        answer or for paths that could not be read) and ``repairs`` applied.
+
+    Examples
+    --------
+    >>> r = parse_answer('<answer>{"1": [["A", "r", "B"], ["B", "s", "C"],],}</answer>')
+    >>> [p.triples for p in r.paths], r.repairs
+    ([[('A', 'r', 'B'), ('B', 's', 'C')]], ['removed trailing commas'])
+    >>> parse_answer("no paths here").failures
+    ['no JSON object or list could be read']
+    """
+    failures: list[str] = []
+    repairs: list[str] = []
+    text = answer_text(raw)
+    if text is None:
+        return ParseResult([], ["no answer text"], repairs)
+    for marker in ("</think>", "</reason>"):
+        if marker in text:
+            after = text.split(marker)[-1]
+            if after.strip():
+                text = after
+            break
+    answers = _ANSWER.findall(text)
+    if answers:
+        text = answers[-1]
+    elif "<answer>" in text.lower():
+        text = re.split(r"<answer>", text, flags=re.IGNORECASE)[-1]
+    text = re.sub(r"</?answer>", "", text, flags=re.IGNORECASE)
+    fences = _FENCE.findall(text)
+    if fences:
+        text = max(fences, key=len)
+    text = _candidate(_strip_comments(text).strip())
+    if not text.strip() or text.strip() in ("{}", "[]"):
+        return ParseResult([], ["the answer holds no paths"], repairs)
+    try:
+        data = _load(text, repairs)
+    except ValueError as exc:
+        return ParseResult([], [str(exc)], repairs)
+    if isinstance(data, dict):
+        items = [(str(k), v) for k, v in data.items()]
+        if "paths" in data and len(data) <= 2 and isinstance(data["paths"], list | dict):
+            inner = data["paths"]
+            items = (
+                [(str(k), v) for k, v in inner.items()]
+                if isinstance(inner, dict)
+                else [(str(i + 1), v) for i, v in enumerate(inner)]
+            )
+    elif isinstance(data, list):
+        if data and all(isinstance(x, str) for x in data) and len(data) % 3 == 0:
+            items = [("1", data)]
+        else:
+            items = [(str(i + 1), v) for i, v in enumerate(data)]
+    else:
+        return ParseResult([], [f"the answer is a {type(data).__name__}, not paths"], repairs)
+    paths: list[ParsedPath] = []
+    for key, value in items:
+        if isinstance(value, int | float | bool) or value is None:
+            failures.append(f"path {key}: not a list of triples")
+            continue
+        path, problem = _path(key, value)
+        if path is None:
+            failures.append(problem or f"path {key}: unreadable")
+        else:
+            paths.append(path)
+    return ParseResult(paths, failures, repairs)
+
+
+def lower_paths(paths: Sequence[ParsedPath]) -> list[list[list[str]]]:
+    """Lower-cased triples, the form the published ``paths_0`` column stores."""
+    return [[[x.lower() for x in t] for t in p.triples] for p in paths]
