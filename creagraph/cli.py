@@ -32,6 +32,8 @@ def _register() -> None:
     from creagraph.judgments.cli import app as judge_app
 
     app.add_typer(judge_app, name="judge", help="Pairwise preferences and rater agreement.")
+    from creagraph.querygen.cli import app as queries_app
+    app.add_typer(queries_app, name="queries", help="CREATE query generation and graph ceilings.")
     from creagraph.tig.cli import app as tig_app
 
     app.add_typer(tig_app, name="tig", help="Ekphrasis novelty anchors from Typed Idea Graphs.")

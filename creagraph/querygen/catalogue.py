@@ -1,0 +1,196 @@
+"""Data catalogues that steer query generation, kept as TSV files in ``wikidata/``.
+
+- ``source_relations.tsv`` — the relations r whose categories (r, c) are paired, with the
+  side of each category (SPEC §3.1 step 1);
+- ``blocklist.tsv`` — non-selective relations never used for categories or expansions,
+  each with its reason;
+- ``phrasing.tsv`` — per-property phrasing of a target condition, active and passive voice;
+- ``holder_types.tsv`` — how the unknown holder of the target is named ("someone who",
+  "a film that") from its P31 types.
+
+Every loader takes an optional path (default: the file in :func:`creagraph.core.paths.
+wikidata_dir`), validates each line and raises :class:`creagraph.core.io.InputError`
+naming the file, line and field of the first problem.
+
+Examples
+--------
+>>> rels = load_source_relations()
+>>> [(r.pid, r.side) for r in rels][:2]
+[('P166', 'subject'), ('P39', 'subject')]
+>>> "P31" in load_blocklist()
+True
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from creagraph.core.graph import Side, is_pid, is_qid
+from creagraph.core.io import InputError
+from creagraph.core.paths import wikidata_dir
+
+__all__ = [
+    "SourceRelation",
+    "Phrasing",
+    "HolderType",
+    "load_source_relations",
+    "load_blocklist",
+    "load_phrasing",
+    "load_holder_types",
+    "read_tsv",
+    "PLACEHOLDERS",
+]
+
+PLACEHOLDERS = ("{y}", "{the y}", "{a y}", "{team y}")
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+@dataclass(frozen=True)
+class SourceRelation:
+    """A relation whose categories are paired, and the side its class members are on.
+
+    ``side == "subject"``: members are ``{x : (x, pid, c)}``; ``"object"``: ``{y : (c, pid, y)}``.
+    """
+
+    pid: str
+    label: str
+    side: Side
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    """How a holder of a target condition on property ``pid`` is described.
+
+    ``active`` describes x with (x, pid, y), ``passive`` x with (y, pid, x); both contain
+    exactly one placeholder for y (see :data:`PLACEHOLDERS`).
+    """
+
+    pid: str
+    label: str
+    active: str
+    passive: str
+
+
+@dataclass(frozen=True)
+class HolderType:
+    """A P31 class and how a query names an entity of that class ("a film", "that")."""
+
+    qid: str
+    label: str
+    noun: str
+    pronoun: str
+
+
+def read_tsv(
+    path: str | os.PathLike[str], n_fields: int, names: tuple[str, ...]
+) -> list[tuple[int, list[str]]]:
+    """Non-comment lines of a TSV file as ``(line number, fields)``.
+
+    Blank lines and lines starting with ``#`` are skipped; every other line must have
+    exactly ``n_fields`` tab-separated, non-empty fields (surrounding spaces stripped).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: file not found")
+    rows = []
+    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) != n_fields:
+            raise InputError(
+                f"{p}:{lineno}: expected {n_fields} tab-separated fields "
+                f"({', '.join(names)}), found {len(fields)}"
+            )
+        for name, value in zip(names, fields):
+            if not value:
+                raise InputError(f"{p}:{lineno}: field {name!r} is empty")
+        rows.append((lineno, fields))
+    return rows
+
+
+def _check_id(p: Path, lineno: int, field: str, value: str, kind: str) -> None:
+    ok = is_pid(value) if kind == "P" else is_qid(value)
+    if not ok:
+        what = "property id such as P166" if kind == "P" else "item id such as Q5"
+        raise InputError(f"{p}:{lineno}: field {field!r} must be a Wikidata {what}, not {value!r}")
+
+
+def _unique(p: Path, lineno: int, field: str, value: str, seen: set[str]) -> None:
+    if value in seen:
+        raise InputError(f"{p}:{lineno}: field {field!r}: {value} is listed twice")
+    seen.add(value)
+
+
+def load_source_relations(path: str | os.PathLike[str] | None = None) -> list[SourceRelation]:
+    """Source relations in file order (``pid, label, side, note``)."""
+    p = Path(path) if path is not None else wikidata_dir() / "source_relations.tsv"
+    names = ("pid", "label", "side", "members")
+    out, seen = [], set()
+    for lineno, (pid, label, side, note) in read_tsv(p, 4, names):
+        _check_id(p, lineno, "pid", pid, "P")
+        _unique(p, lineno, "pid", pid, seen)
+        if side not in ("subject", "object"):
+            raise InputError(
+                f"{p}:{lineno}: field 'side' must be 'subject' or 'object', not {side!r}"
+            )
+        out.append(SourceRelation(pid, label, side, note))  # type: ignore[arg-type]
+    if not out:
+        raise InputError(f"{p}: no source relations listed")
+    return out
+
+
+def load_blocklist(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``pid -> reason`` for every blocklisted relation (``pid, label, reason``)."""
+    p = Path(path) if path is not None else wikidata_dir() / "blocklist.tsv"
+    out: dict[str, str] = {}
+    for lineno, (pid, _label, reason) in read_tsv(p, 3, ("pid", "label", "reason")):
+        _check_id(p, lineno, "pid", pid, "P")
+        _unique(p, lineno, "pid", pid, set(out))
+        out[pid] = reason
+    return out
+
+
+def _check_template(p: Path, lineno: int, field: str, template: str) -> None:
+    found = _PLACEHOLDER.findall(template)
+    if len(found) != 1 or found[0] not in PLACEHOLDERS:
+        raise InputError(
+            f"{p}:{lineno}: field {field!r} must contain exactly one of "
+            f"{', '.join(PLACEHOLDERS)}, found {found or 'none'} in {template!r}"
+        )
+    if template != template.strip() or "  " in template:
+        raise InputError(f"{p}:{lineno}: field {field!r} has stray spaces: {template!r}")
+
+
+def load_phrasing(path: str | os.PathLike[str] | None = None) -> dict[str, Phrasing]:
+    """``pid -> Phrasing`` (``pid, label, active, passive``), templates validated."""
+    p = Path(path) if path is not None else wikidata_dir() / "phrasing.tsv"
+    out: dict[str, Phrasing] = {}
+    for lineno, (pid, label, active, passive) in read_tsv(
+        p, 4, ("pid", "label", "active", "passive")
+    ):
+        _check_id(p, lineno, "pid", pid, "P")
+        _unique(p, lineno, "pid", pid, set(out))
+        _check_template(p, lineno, "active", active)
+        _check_template(p, lineno, "passive", passive)
+        out[pid] = Phrasing(pid, label, active, passive)
+    return out
+
+
+def load_holder_types(path: str | os.PathLike[str] | None = None) -> list[HolderType]:
+    """Holder classes in priority order (``qid, label, noun phrase, relative pronoun``)."""
+    p = Path(path) if path is not None else wikidata_dir() / "holder_types.tsv"
+    out, seen = [], set()
+    for lineno, (qid, label, noun, pronoun) in read_tsv(p, 4, ("qid", "label", "noun", "pronoun")):
+        _check_id(p, lineno, "qid", qid, "Q")
+        _unique(p, lineno, "qid", qid, seen)
+        if pronoun not in ("who", "that", "which"):
+            raise InputError(
+                f"{p}:{lineno}: field 'pronoun' must be who, that or which, not {pronoun!r}"
+            )
+        out.append(HolderType(qid, label, noun, pronoun))
+    return out

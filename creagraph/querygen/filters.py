@@ -1,0 +1,177 @@
+"""Filters of query generation and the report of what each removed (SPEC §3.1 step 5).
+
+Candidates are filtered in this order; each step counts what it removed:
+
+1. ``no_informative_edge`` — the expanded endpoint has no eligible outgoing edge
+   (see :func:`creagraph.querygen.sampling.edge_rejection`);
+2. ``unlabelled_start`` — the start entity has no label, so no question can name it;
+3. ``trivial_one_hop`` — the start entity already satisfies the target, ``(x_start, r', y)``
+   holds (:func:`is_trivial`);
+4. ``duplicate`` — the same (start, r', y) as a query already kept (:func:`stratified_take`).
+
+Strata (one per source relation) are balanced by :func:`stratified_take`: an equal quota
+per relation, the quota of a relation that runs out of candidates handed to the others.
+
+Examples
+--------
+>>> streams = {"P1": iter([1, 2, 3, 4, 5]), "P2": iter([10]), "P3": iter([20, 21, 22, 23])}
+>>> taken, dups = stratified_take(streams, 7)
+>>> {k: len(v) for k, v in taken.items()}, dups
+({'P1': 3, 'P2': 1, 'P3': 3}, 0)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from creagraph.querygen.sampling import Candidate
+
+__all__ = [
+    "FilterReport",
+    "FILTER_ORDER",
+    "is_trivial",
+    "stratified_take",
+]
+
+T = TypeVar("T")
+
+_END = object()
+
+FILTER_ORDER = ("no_informative_edge", "unlabelled_start", "trivial_one_hop", "duplicate")
+
+
+@dataclass
+class FilterReport:
+    """Counts of one generation run.
+
+    Attributes
+    ----------
+    drawn : int
+        Candidates drawn (pairs with a chosen endpoint).
+    removed : Counter
+        Candidates removed, by filter (keys of :data:`FILTER_ORDER`).
+    edges_skipped : Counter
+        Expansion edges passed over while sampling, by reason (``blocklisted``,
+        ``target_on_path``, ``generic_target``, ``unlabelled_target``).
+    per_relation : dict
+        ``pid -> {"categories", "drawn", "kept", "exhausted"}``.
+    kept : int
+        Queries written.
+    """
+
+    drawn: int = 0
+    removed: Counter = field(default_factory=Counter)
+    edges_skipped: Counter = field(default_factory=Counter)
+    per_relation: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kept: int = 0
+    requested: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain, ordered data for JSON."""
+        return {
+            "requested": self.requested,
+            "drawn": self.drawn,
+            "removed": {k: int(self.removed.get(k, 0)) for k in FILTER_ORDER},
+            "edges_skipped": {k: int(v) for k, v in sorted(self.edges_skipped.items())},
+            "kept": self.kept,
+            "per_relation": {k: dict(v) for k, v in self.per_relation.items()},
+        }
+
+    def lines(self) -> list[str]:
+        """A human-readable report."""
+        out = [f"requested {self.requested}, candidates drawn {self.drawn}, kept {self.kept}"]
+        out.append("removed by filter:")
+        out.extend(f"  {k:<22}{int(self.removed.get(k, 0)):>8}" for k in FILTER_ORDER)
+        if self.edges_skipped:
+            out.append("expansion edges passed over:")
+            out.extend(f"  {k:<22}{v:>8}" for k, v in sorted(self.edges_skipped.items()))
+        out.append("per source relation (categories, drawn, kept):")
+        for pid, row in self.per_relation.items():
+            note = "  (ran out)" if row.get("exhausted") else ""
+            out.append(
+                f"  {pid:<8}{row.get('label', ''):<26}{row['categories']:>7}"
+                f"{row['drawn']:>8}{row['kept']:>7}{note}"
+            )
+        return out
+
+
+def is_trivial(kg, candidate: Candidate) -> bool:
+    """Whether the start entity already satisfies the target condition ``(start, r', y)``.
+
+    Such an item has a one-hop answer and is dropped (SPEC §3.1 step 5).
+    """
+    edge = candidate.expansion
+    return bool(kg.has_triple(candidate.start, edge.property, edge.object))
+
+
+def stratified_take(
+    streams: Mapping[str, Iterator[T]],
+    n: int,
+    *,
+    key: Callable[[T], Hashable] = lambda item: item,
+    on_exhausted: Callable[[str], None] | None = None,
+) -> tuple[dict[str, list[T]], int]:
+    """Take ``n`` distinct items from several streams, as evenly as they allow.
+
+    Rounds of water-filling: the items still missing are split equally among the
+    streams not yet exhausted (the remainder to those holding the fewest items); a
+    stream that runs out keeps what it gave, and the next round shares its unmet quota
+    among the others. Items whose ``key`` was already taken are skipped and counted.
+
+    Parameters
+    ----------
+    streams : mapping of str to iterator
+        One lazily evaluated stream of candidates per stratum.
+    n : int
+        Items wanted in total.
+    key : callable
+        Identity of an item for deduplication across all strata.
+    on_exhausted : callable, optional
+        Called with the name of each stream that ran out.
+
+    Returns
+    -------
+    taken : dict of str to list
+        Items per stratum, in stream order.
+    duplicates : int
+        Items skipped because their key was taken already.
+    """
+    if n < 0:
+        raise ValueError(f"n must be non-negative, not {n}")
+    taken: dict[str, list[T]] = {name: [] for name in streams}
+    active = list(streams)
+    seen: set[Hashable] = set()
+    duplicates = 0
+    total = 0
+    while active and total < n:
+        share, extra = divmod(n - total, len(active))
+        # the remainder goes to the strata holding the fewest items (then stream order)
+        rank = {name: i for i, name in enumerate(streams)}
+        favoured = set(sorted(active, key=lambda s: (len(taken[s]), rank[s]))[:extra])
+        still = []
+        for name in active:
+            want = share + (1 if name in favoured else 0)
+            got, exhausted = 0, False
+            while got < want:
+                item = next(streams[name], _END)
+                if item is _END:
+                    exhausted = True
+                    break
+                k = key(item)
+                if k in seen:
+                    duplicates += 1
+                    continue
+                seen.add(k)
+                taken[name].append(item)
+                got += 1
+            total += got
+            if exhausted:
+                if on_exhausted is not None:
+                    on_exhausted(name)
+            else:
+                still.append(name)
+        active = still
+    return taken, duplicates

@@ -1,0 +1,612 @@
+"""Oracle paths and the graph's ceiling utility for a CREATE query (SPEC §3.8).
+
+For a query (start entity a, target relation r_b, target entity b) the oracle enumerates
+the knowledge graph's valid answer paths: simple chains from a to some holder h with
+``(h, r_b, b)`` in the graph, walking edges in either direction, at most ``k`` triples long
+counting the final ``(h, r_b, b)`` (so the source path of a generated query, three
+triples, is within ``k = 3``). It scores them exactly as CREATE scoring scores a model's
+paths (SPEC §3.4–3.6, the formulas of :mod:`creagraph.core.metrics`):
+
+- σ of each triple: ``specificity(triple_class_size(kg, s, p, o))``;
+- factual: every oracle triple exists in the graph, so ``f = path_strength(σ)``;
+- the path string :func:`~creagraph.core.metrics.path_string` over labels, each step read
+  from the node it leaves (a step against Wikidata's direction reads with its inverse
+  phrase, e.g. "appeared in");
+- embeddings from :func:`creagraph.core.embeddings.default_embedder` (all-MiniLM-L6-v2),
+  transformed distances, greedy utility :func:`~creagraph.core.metrics.utility_curve` at
+  γ = 0.7 and 0.9.
+
+Public API (what the scoring job calls)
+---------------------------------------
+``enumerate_paths(kg, start, rel_b, target, *, k=3, budget=OracleBudget()) -> Enumeration``
+    The graph paths, no scoring (fast; used to check that source paths are found).
+``oracle_paths(kg, query, *, k=3, budget=OracleBudget(), embedder=None, gammas=(0.7, 0.9),
+mode="paper", strong_threshold=4.0) -> OracleResult``
+    Enumerate and score; ``query`` is a generated query record (needs ``entity_a_id``,
+    ``rel_b_id``, ``entity_b_id``).
+``ceiling_fraction(model_utility, oracle, gamma=0.7) -> float``
+    A model's utility as a fraction of the graph's ceiling at γ (NaN when the ceiling is 0;
+    above 1 when the model found better-spread paths than the graph's best).
+``graph_path_recall(model_paths, oracle, *, strong_only=True) -> float``
+    Fraction of the oracle's (strong) paths that a model's grounded paths reproduce; a
+    grounded path is a sequence of ``(subject, property, object)`` id triples in Wikidata's
+    direction, matched to an oracle path when their triple sets are equal.
+
+Budget (:class:`OracleBudget`, documented defaults): at most ``max_paths = 5000`` paths are
+enumerated and ``max_expansions = 5000`` neighbour lists fetched; nodes with more than
+``max_degree = 2000`` statements are not expanded (they still appear as middle nodes when
+a holder's neighbour list reaches them); the ceiling is computed over the
+``max_scored = 256`` best paths by quality (ties: enumeration order). Enumeration is
+depth-first from the start entity, its first hops ordered by triple class size (most
+specific first), with a meet-in-the-middle last hop: the holders' neighbour lists are
+fetched once, so k = 3 costs one fetch for the start and one per holder. When a budget
+stops the enumeration, ``truncated`` is set; the weakest first hops are the ones lost.
+
+A path is *strong* when its quality is at least ``strong_threshold = 4``: every triple but
+the final one has a class smaller than 100 (SPEC §3.4), the level the published analysis
+keeps ("quality > 3").
+
+Examples
+--------
+>>> from creagraph.kg import EmbeddedKG                                    # doctest: +SKIP
+>>> kg = EmbeddedKG("store")                                               # doctest: +SKIP
+>>> oracle = oracle_paths(kg, query_record, k=3)                           # doctest: +SKIP
+>>> oracle.n_strong, round(oracle.ceiling[0.9], 2)                         # doctest: +SKIP
+(41, 23.87)
+>>> ceiling_fraction(model_utility=11.9, oracle=oracle, gamma=0.9)         # doctest: +SKIP
+0.4985...
+
+References
+----------
+.. [1] Wadhwa et al., "CREATE: Testing LLMs for Associative Creativity",
+   arXiv:2603.09970 (2026), §3 and App. D.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from creagraph.core.graph import Edge, check_pid, check_qid
+from creagraph.core.io import InputError
+from creagraph.core.metrics import (
+    distance_matrix,
+    path_quality,
+    path_string,
+    specificity,
+    triple_class_size,
+    utility_curve,
+)
+from creagraph.querygen.catalogue import Phrasing, load_phrasing
+from creagraph.querygen.phrasing import relation_phrase
+
+__all__ = [
+    "OracleBudget",
+    "GraphPath",
+    "Enumeration",
+    "OraclePath",
+    "OracleResult",
+    "enumerate_paths",
+    "oracle_paths",
+    "ceiling_fraction",
+    "graph_path_recall",
+    "path_key",
+    "STRONG_THRESHOLD",
+]
+
+STRONG_THRESHOLD = 4.0
+
+Triple = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class OracleBudget:
+    """Bounds of the path enumeration (see the module docstring for the defaults' meaning)."""
+
+    max_paths: int = 5000
+    max_expansions: int = 5000
+    max_degree: int = 2000
+    max_scored: int = 256
+
+    def __post_init__(self) -> None:
+        for name in ("max_paths", "max_expansions", "max_degree", "max_scored"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
+
+
+@dataclass(frozen=True)
+class GraphPath:
+    """One enumerated path: triples in Wikidata's direction, the final one ``(h, r_b, b)``.
+
+    ``nodes`` is the walk ``(a, …, h, b)``; ``forward[i]`` tells whether step i goes from
+    ``nodes[i]`` to ``nodes[i + 1]`` along Wikidata's direction (the final step always does).
+    """
+
+    triples: tuple[Edge, ...]
+    nodes: tuple[str, ...]
+    forward: tuple[bool, ...]
+
+    @property
+    def key(self) -> frozenset[Triple]:
+        """The set of id triples, the identity used to match paths."""
+        return frozenset(t.as_tuple() for t in self.triples)
+
+    def __len__(self) -> int:
+        return len(self.triples)
+
+
+@dataclass
+class Enumeration:
+    """What :func:`enumerate_paths` found and what it spent."""
+
+    paths: list[GraphPath]
+    holders: int
+    expansions: int
+    truncated: bool
+    skipped_hubs: int = 0
+    class_sizes: dict[Triple, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OraclePath:
+    """A scored oracle path."""
+
+    path: GraphPath
+    class_sizes: tuple[int, ...]
+    specificities: tuple[int, ...]
+    quality: float
+    text: str
+    labelled: tuple[tuple[str, str, str], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "triples": [list(t.as_tuple()) for t in self.path.triples],
+            "nodes": list(self.path.nodes),
+            "forward": list(self.path.forward),
+            "labelled": [list(t) for t in self.labelled],
+            "class_sizes": list(self.class_sizes),
+            "specificities": list(self.specificities),
+            "quality": self.quality,
+            "text": self.text,
+        }
+
+
+@dataclass
+class OracleResult:
+    """The graph's answer paths for one query and its ceiling utility.
+
+    Attributes
+    ----------
+    paths : list of OraclePath
+        Every enumerated path, sorted by quality (best first, ties in enumeration order).
+    n_paths, n_strong : int
+        Paths found; paths with quality ≥ ``strong_threshold``.
+    ceiling : dict
+        γ → creative utility of the best ``max_scored`` paths (the graph's ceiling).
+    source_path_found : bool or None
+        Whether the query's source path is among the paths (None without one).
+    """
+
+    query_id: str | None
+    start: str
+    rel_b: str
+    target: str
+    k: int
+    paths: list[OraclePath]
+    n_paths: int
+    n_strong: int
+    strong_threshold: float
+    ceiling: dict[float, float]
+    mode: str
+    holders: int
+    expansions: int
+    truncated: bool
+    scored: int
+    source_path_found: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def strong_paths(self) -> list[OraclePath]:
+        return [p for p in self.paths if p.quality >= self.strong_threshold]
+
+    def as_dict(
+        self, *, include_paths: bool = True, max_listed: int | None = None
+    ) -> dict[str, Any]:
+        """Plain data for JSON (γ keys as strings such as ``"0.7"``)."""
+        out: dict[str, Any] = {
+            "query_id": self.query_id,
+            "entity_a_id": self.start,
+            "rel_b_id": self.rel_b,
+            "entity_b_id": self.target,
+            "k": self.k,
+            "n_paths": self.n_paths,
+            "n_strong": self.n_strong,
+            "strong_threshold": self.strong_threshold,
+            "ceiling": {f"{g:g}": round(v, 6) for g, v in self.ceiling.items()},
+            "mode": self.mode,
+            "holders": self.holders,
+            "expansions": self.expansions,
+            "truncated": self.truncated,
+            "scored": self.scored,
+            "source_path_found": self.source_path_found,
+        }
+        if include_paths:
+            listed = self.paths if max_listed is None else self.paths[:max_listed]
+            out["paths"] = [p.as_dict() for p in listed]
+        return out
+
+
+def path_key(triples: Iterable[Sequence[str] | Edge]) -> frozenset[Triple]:
+    """The identity of a path as the set of its ``(s, p, o)`` triples.
+
+    Examples
+    --------
+    >>> a = path_key([("Q1", "P1", "Q2"), Edge("Q3", "P1", "Q2")])
+    >>> a == path_key([("Q3", "P1", "Q2"), ("Q1", "P1", "Q2")])
+    True
+    """
+    out = set()
+    for t in triples:
+        tup = t.as_tuple() if isinstance(t, Edge) else tuple(t)
+        if len(tup) != 3:
+            raise ValueError(f"a triple has three parts, got {tup!r}")
+        out.add((str(tup[0]), str(tup[1]), str(tup[2])))
+    return frozenset(out)
+
+
+def _degree(kg, node: str) -> int | None:
+    getter = getattr(kg, "degree", None)
+    return int(getter(node)) if getter is not None else None
+
+
+def enumerate_paths(
+    kg,
+    start: str,
+    rel_b: str,
+    target: str,
+    *,
+    k: int = 3,
+    budget: OracleBudget | None = None,
+) -> Enumeration:
+    """Valid paths from ``start`` to a holder h of ``(h, rel_b, target)``, at most ``k`` triples.
+
+    Paths are simple (no node twice; the target only as the final node), may walk any
+    edge in either direction, and end with the triple ``(h, rel_b, target)``; the start
+    entity itself is never a holder (that would be the trivial one-hop answer).
+
+    Parameters
+    ----------
+    kg : KnowledgeGraph
+    start, rel_b, target : str
+        Start entity QID, target relation PID, target entity QID.
+    k : int
+        Most triples in a path, the final one included (≥ 2).
+    budget : OracleBudget, optional
+        Enumeration bounds (default :class:`OracleBudget`).
+
+    Examples
+    --------
+    >>> found = enumerate_paths(kg, "Q1", "P106", "Q2", k=3)                # doctest: +SKIP
+    >>> [len(p) for p in found.paths][:3]                                    # doctest: +SKIP
+    [2, 3, 3]
+    """
+    check_qid(start)
+    check_pid(rel_b)
+    check_qid(target)
+    if k < 2:
+        raise ValueError(f"k must be at least 2 (a hop and the target triple), not {k}")
+    budget = budget or OracleBudget()
+    holders = sorted(
+        {e.subject for e in kg.in_edges(target, rel_b)} - {start, target},
+        key=lambda q: int(q[1:]),
+    )
+    holder_set = set(holders)
+    hops = k - 1  # triples before the final (h, rel_b, target)
+    cache: dict[str, list[tuple[Edge, str, bool]]] = {}
+    sizes: dict[Triple, int] = {}
+    state = {"expansions": 0, "truncated": False, "hubs": 0}
+
+    def sigma(edge: Edge) -> int:
+        key = edge.as_tuple()
+        if key not in sizes:
+            sizes[key] = triple_class_size(kg, *key)
+        return specificity(sizes[key])
+
+    def neighbours(node: str, *, endpoint: bool = False) -> list[tuple[Edge, str, bool]] | None:
+        if node in cache:
+            return cache[node]
+        if state["expansions"] >= budget.max_expansions:
+            state["truncated"] = True
+            return None
+        if not endpoint and node != start:
+            degree = _degree(kg, node)
+            if degree is not None and degree > budget.max_degree:
+                state["hubs"] += 1
+                return None
+        state["expansions"] += 1
+        out = [(e, e.object, True) for e in kg.out_edges(node) if e.object != node]
+        out += [(e, e.subject, False) for e in kg.in_edges(node) if e.subject != node]
+        cache[node] = out
+        return out
+
+    back: dict[str, list[tuple[Edge, str, bool]]] | None = None
+    if hops >= 2 and len(holders) <= budget.max_expansions // 2:
+        back = {}
+        for h in holders:
+            nbrs = neighbours(h, endpoint=True)
+            if nbrs is None:
+                continue
+            for edge, other, fwd in nbrs:
+                back.setdefault(other, []).append((edge, h, not fwd))
+
+    paths: list[GraphPath] = []
+
+    def record(steps: list[tuple[Edge, bool]], nodes: list[str], level: int) -> bool:
+        if min(sigma(e) for e, _ in steps) != level:
+            return True  # found in the pass of its own level
+        if len(paths) >= budget.max_paths:
+            state["truncated"] = True
+            return False
+        h = nodes[-1]
+        triples = tuple(e for e, _ in steps) + (Edge(h, rel_b, target),)
+        forward = tuple(f for _, f in steps) + (True,)
+        paths.append(GraphPath(triples, (*nodes, target), forward))
+        return True
+
+    def dfs(node: str, steps: list[tuple[Edge, bool]], nodes: list[str], level: int) -> bool:
+        depth = len(steps)
+        if depth >= 1 and node in holder_set and not record(steps, nodes, level):
+            return False
+        if depth == hops:
+            return True
+        if back is not None and hops - depth == 1:
+            for edge, h, fwd in back.get(node, ()):
+                if h in nodes or h == target or sigma(edge) < level:
+                    continue
+                if not record([*steps, (edge, fwd)], [*nodes, h], level):
+                    return False
+            return True
+        nbrs = neighbours(node)
+        if nbrs is None:
+            return True
+        for edge, other, fwd in nbrs:
+            if other in nodes or other == target or sigma(edge) < level:
+                continue
+            if not dfs(other, [*steps, (edge, fwd)], [*nodes, other], level):
+                return False
+        return True
+
+    for level in (5, 4, 3, 2, 1):
+        if not dfs(start, [], [start], level):
+            break
+    return Enumeration(
+        paths, len(holders), state["expansions"], state["truncated"], state["hubs"], sizes
+    )
+
+
+def _query_ids(query: Mapping[str, Any]) -> tuple[str, str, str]:
+    where = f"query {query.get('query_id')!r}" if query.get("query_id") else "query record"
+    out = []
+    for name, check in (
+        ("entity_a_id", check_qid),
+        ("rel_b_id", check_pid),
+        ("entity_b_id", check_qid),
+    ):
+        value = query.get(name)
+        if not value:
+            raise InputError(
+                f"{where}: field {name!r} is missing "
+                "(generate queries with `creagraph queries generate`)"
+            )
+        try:
+            out.append(check(str(value)))
+        except ValueError as exc:
+            raise InputError(f"{where}: field {name!r}: {exc}") from exc
+    return out[0], out[1], out[2]
+
+
+def oracle_paths(
+    kg,
+    query: Mapping[str, Any],
+    *,
+    k: int = 3,
+    budget: OracleBudget | None = None,
+    embedder=None,
+    gammas: Sequence[float] = (0.7, 0.9),
+    mode: str = "paper",
+    strong_threshold: float = STRONG_THRESHOLD,
+    phrasing: Mapping[str, Phrasing] | None = None,
+) -> OracleResult:
+    """Enumerate and score the graph's answer paths of a query (SPEC §3.8).
+
+    Parameters
+    ----------
+    kg : KnowledgeGraph
+    query : mapping
+        A query record with ``entity_a_id``, ``rel_b_id``, ``entity_b_id`` (and optionally
+        ``query_id`` and ``source_path``).
+    k : int
+        Most triples per path, the final target triple included (default 3).
+    budget : OracleBudget, optional
+        Enumeration and scoring bounds.
+    embedder : Embedder, optional
+        Default :func:`creagraph.core.embeddings.default_embedder` (all-MiniLM-L6-v2).
+    gammas : sequence of float
+        Patience values of the ceiling (default 0.7 and 0.9).
+    mode : {"paper", "published"}
+        Utility formula (:func:`creagraph.core.metrics.creative_utility`).
+    strong_threshold : float
+        Quality at or above which a path counts as strong (default 4).
+
+    Returns
+    -------
+    OracleResult
+    """
+    start, rel_b, target = _query_ids(query)
+    budget = budget or OracleBudget()
+    phrasing = phrasing if phrasing is not None else load_phrasing()
+    found = enumerate_paths(kg, start, rel_b, target, k=k, budget=budget)
+
+    sizes: dict[Triple, int] = dict(found.class_sizes)
+    for p in found.paths:
+        for t in p.triples:
+            key = t.as_tuple()
+            if key not in sizes:
+                sizes[key] = triple_class_size(kg, *key)
+    ids = {x for p in found.paths for x in p.nodes} | {
+        t.property for p in found.paths for t in p.triples
+    }
+    labels = kg.labels(sorted(ids))
+    inverse: dict[str, str | None] = {}
+
+    def inverse_label(pid: str) -> str | None:
+        if pid not in inverse:
+            rec = kg.property(pid)
+            inverse[pid] = rec.inverse_label if rec is not None else None
+        return inverse[pid]
+
+    scored: list[OraclePath] = []
+    for p in found.paths:
+        class_sizes = tuple(sizes[t.as_tuple()] for t in p.triples)
+        sigmas = tuple(specificity(s) for s in class_sizes)
+        quality = path_quality(sigmas, True)
+        labelled = []
+        for i, (t, fwd) in enumerate(zip(p.triples, p.forward)):
+            a, b = p.nodes[i], p.nodes[i + 1]
+            prop_label = labels.get(t.property, t.property)
+            phrase = relation_phrase(
+                t.property,
+                fwd,
+                phrasing,
+                property_label=prop_label,
+                inverse_label=None if fwd else inverse_label(t.property),
+            )
+            labelled.append((labels.get(a, a), phrase, labels.get(b, b)))
+        scored.append(
+            OraclePath(p, class_sizes, sigmas, quality, path_string(labelled), tuple(labelled))
+        )
+    order = sorted(range(len(scored)), key=lambda i: (-scored[i].quality, i))
+    scored = [scored[i] for i in order]
+
+    best = scored[: budget.max_scored]
+    if best:
+        if embedder is None:
+            from creagraph.core.embeddings import default_embedder
+
+            embedder = default_embedder()
+        vectors = np.asarray(embedder.encode([p.text for p in best]), dtype=np.float64)
+        distances = distance_matrix(vectors, mode)  # type: ignore[arg-type]
+        curve = utility_curve([p.quality for p in best], distances, list(gammas), mode)  # type: ignore[arg-type]
+    else:
+        curve = utility_curve([], np.zeros((0, 0)), list(gammas), mode)  # type: ignore[arg-type]
+    ceiling = {float(g): float(v) for g, v in zip(gammas, curve)}
+
+    source_found: bool | None = None
+    source = query.get("source_path")
+    if source:
+        try:
+            want = path_key((t["subject"], t["property"], t["object"]) for t in source)
+        except (KeyError, TypeError) as exc:
+            raise InputError(
+                f"query {query.get('query_id')!r}: malformed source_path ({exc})"
+            ) from exc
+        source_found = any(p.path.key == want for p in scored)
+
+    n_strong = sum(1 for p in scored if p.quality >= strong_threshold)
+    return OracleResult(
+        query_id=query.get("query_id"),
+        start=start,
+        rel_b=rel_b,
+        target=target,
+        k=k,
+        paths=scored,
+        n_paths=len(scored),
+        n_strong=n_strong,
+        strong_threshold=float(strong_threshold),
+        ceiling=ceiling,
+        mode=mode,
+        holders=found.holders,
+        expansions=found.expansions,
+        truncated=found.truncated,
+        scored=len(best),
+        source_path_found=source_found,
+        extra={"skipped_hubs": found.skipped_hubs},
+    )
+
+
+def ceiling_fraction(model_utility: float, oracle: OracleResult, gamma: float = 0.7) -> float:
+    """A model's creative utility as a fraction of the graph's ceiling at ``gamma``.
+
+    NaN when the graph has no path (ceiling 0). Values above 1 are possible: a model may
+    spread its paths more widely than the graph's best ``max_scored`` paths.
+
+    Examples
+    --------
+    >>> r = OracleResult(
+    ...     None, "Q1", "P1", "Q2", 3, [], 0, 0, 4.0, {0.7: 8.0}, "paper", 0, 0, False, 0
+    ... )
+    >>> ceiling_fraction(2.0, r, 0.7)
+    0.25
+    """
+    key = float(gamma)
+    if key not in oracle.ceiling:
+        raise KeyError(
+            f"the oracle has no ceiling at gamma={gamma:g} (it has {sorted(oracle.ceiling)})"
+        )
+    ceiling = oracle.ceiling[key]
+    if ceiling <= 0:
+        return float("nan")
+    return float(model_utility) / ceiling
+
+
+def graph_path_recall(
+    model_paths: Iterable[Iterable[Sequence[str] | Edge] | None],
+    oracle: OracleResult,
+    *,
+    strong_only: bool = True,
+) -> float:
+    """Fraction of the oracle's paths that a model's grounded paths reproduce.
+
+    Parameters
+    ----------
+    model_paths : iterable
+        The model's paths grounded to ids: each a sequence of ``(subject, property,
+        object)`` triples in Wikidata's direction (or ``None`` / a path with a ``None``
+        part when grounding failed: such paths match nothing).
+    oracle : OracleResult
+    strong_only : bool
+        Count only the oracle's strong paths (default), else all of them.
+
+    Returns
+    -------
+    float
+        Matched oracle paths / oracle paths considered; NaN when there are none.
+
+    Examples
+    --------
+    >>> triples = (Edge("Q1", "P1", "Q3"), Edge("Q3", "P2", "Q2"))
+    >>> gp = GraphPath(triples, ("Q1", "Q3", "Q2"), (True, True))
+    >>> op = OraclePath(gp, (5, 5), (5, 5), 5.0, " [p1] c", ())
+    >>> r = OracleResult(
+    ...     None, "Q1", "P2", "Q2", 3, [op], 1, 1, 4.0, {0.7: 5.0}, "paper", 1, 1, False, 1
+    ... )
+    >>> graph_path_recall([[("Q3", "P2", "Q2"), ("Q1", "P1", "Q3")], None], r)
+    1.0
+    """
+    considered = oracle.strong_paths() if strong_only else oracle.paths
+    if not considered:
+        return float("nan")
+    keys = set()
+    for path in model_paths:
+        if path is None:
+            continue
+        triples = list(path)
+        if not triples or any(
+            t is None or (not isinstance(t, Edge) and None in tuple(t)) for t in triples
+        ):
+            continue
+        keys.add(path_key(triples))
+    matched = sum(1 for p in considered if p.path.key in keys)
+    return matched / len(considered)

@@ -1,0 +1,282 @@
+"""Category selection, pair sampling and expansion edges (SPEC §3.1 steps 1–4).
+
+- :func:`select_categories` — every category (r, c) of a source relation with a compact
+  class (size in ``[min_size, max_size]``), members sorted by id;
+- :class:`PairSampler` — unordered pairs of distinct members drawn without replacement:
+  a category uniformly among those with pairs left, then a pair uniformly among its
+  unused pairs (so small and large classes are both represented);
+- :func:`sample_expansion` — one informative outgoing edge ``(x, r', y)`` of an entity,
+  uniformly among its eligible edges (:func:`edge_rejection`);
+- :class:`Candidate` — a pair, the expanded endpoint and its edge: the source path.
+
+Eligible expansion edges (the "generic target" rule): r' is not blocklisted; y is not a
+node of the path already (the start entity, the category anchor c, the expanded entity);
+y has a label; and the target is selective: ``|{x : (x, r', y)}| ≤ max_target_holders``
+(default 499, i.e. the target condition's own specificity σ is at least 3 under the
+published mapping, SPEC §3.4).
+
+All randomness comes from a ``numpy.random.Generator`` the caller seeds; iteration
+orders are sorted, so a seed and a graph fix every draw.
+
+References
+----------
+.. [1] Wadhwa et al., "CREATE: Testing LLMs for Associative Creativity",
+   arXiv:2603.09970 (2026), Algorithm 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from creagraph.core.graph import Category, Edge
+from creagraph.querygen.catalogue import SourceRelation
+
+__all__ = [
+    "Candidate",
+    "PairSampler",
+    "select_categories",
+    "pair_from_index",
+    "edge_rejection",
+    "sample_expansion",
+    "id_key",
+    "DEFAULT_MIN_SIZE",
+    "DEFAULT_MAX_SIZE",
+    "DEFAULT_MAX_TARGET_HOLDERS",
+]
+
+DEFAULT_MIN_SIZE = 2
+DEFAULT_MAX_SIZE = 99  # class sizes < 100 keep the category triples at σ ≥ 4 (SPEC §3.4)
+DEFAULT_MAX_TARGET_HOLDERS = 499  # targets held by < 500 entities: σ ≥ 3
+
+
+def id_key(ident: str) -> tuple[str, int]:
+    """Sort key of a QID/PID: prefix, then the number (``Q9`` before ``Q10``)."""
+    return (ident[:1], int(ident[1:]) if ident[1:].isdigit() else -1)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One draw of Algorithm 1: a category, a pair of its members and an expansion.
+
+    ``start`` is the endpoint the query is about; ``other`` the endpoint whose outgoing
+    edge ``expansion = (other, r', y)`` sets the target condition.
+    """
+
+    relation: SourceRelation
+    category: Category
+    start: str
+    other: str
+    expansion: Edge
+    target_holders: int
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What makes two queries the same: (start entity, target relation, target entity)."""
+        return (self.start, self.expansion.property, self.expansion.object)
+
+    def category_triples(self) -> list[Edge]:
+        """The two category triples in Wikidata's direction, start entity first."""
+        r, c = self.category.property, self.category.entity
+        if self.category.side == "subject":
+            return [Edge(self.start, r, c), Edge(self.other, r, c)]
+        return [Edge(c, r, self.start), Edge(c, r, self.other)]
+
+    def source_path(self) -> list[Edge]:
+        """``[(x1, r, c), (x2, r, c), (x2, r', y)]``, or for object-side categories
+        ``[(c, r, x1), (c, r, x2), (x2, r', y)]``."""
+        return [*self.category_triples(), self.expansion]
+
+
+def select_categories(
+    kg,
+    relation: SourceRelation,
+    *,
+    min_size: int = DEFAULT_MIN_SIZE,
+    max_size: int = DEFAULT_MAX_SIZE,
+) -> list[Category]:
+    """Every category of ``relation`` whose class size is in ``[min_size, max_size]``.
+
+    Categories are sorted by anchor id and their members by id, whatever order the
+    backend returns them in.
+
+    Examples
+    --------
+    >>> cast = SourceRelation("P161", "cast member", "object")
+    >>> cats = select_categories(kg, cast)                    # doctest: +SKIP
+    >>> cats[0].side, 2 <= cats[0].size <= 99                 # doctest: +SKIP
+    ('object', True)
+    """
+    if min_size < 2:
+        raise ValueError(f"min_size must be at least 2 (a pair needs two members), not {min_size}")
+    if max_size < min_size:
+        raise ValueError(f"max_size ({max_size}) is below min_size ({min_size})")
+    out = []
+    for cat in kg.categories(
+        [relation.pid], side=relation.side, min_size=min_size, max_size=max_size
+    ):
+        members = tuple(sorted(set(cat.members), key=id_key))
+        if not min_size <= len(members) <= max_size:
+            continue
+        out.append(Category(cat.property, cat.entity, cat.side, len(members), members))
+    out.sort(key=lambda c: id_key(c.entity))
+    return out
+
+
+def pair_from_index(n: int, index: int) -> tuple[int, int]:
+    """The ``index``-th pair ``(a, b)``, ``a < b < n``, in lexicographic order.
+
+    Examples
+    --------
+    >>> [pair_from_index(4, i) for i in range(6)]
+    [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    """
+    total = n * (n - 1) // 2
+    if not 0 <= index < total:
+        raise ValueError(f"pair index {index} out of range for {n} members")
+    k = total - 1 - index
+    back = (math.isqrt(8 * k + 1) - 1) // 2
+    a = n - 2 - back
+    offset = a * n - a * (a + 1) // 2
+    return a, index - offset + a + 1
+
+
+class PairSampler:
+    """Draw unordered pairs of distinct class members without replacement.
+
+    Each draw picks a category uniformly among those still open, then a pair uniformly
+    among that category's unused pairs. A category closes when its pairs are used up or
+    when :meth:`accept` has been called ``max_per_category`` times for it.
+
+    Parameters
+    ----------
+    categories : sequence of Category
+        The pool (members sorted, sizes ≥ 2).
+    max_per_category : int or None
+        Most queries kept from one category (None: no limit).
+
+    Examples
+    --------
+    >>> cats = [Category("P1", "Q1", "subject", 3, ("Q2", "Q3", "Q4"))]
+    >>> sampler = PairSampler(cats)
+    >>> rng = np.random.default_rng(0)
+    >>> sorted(sampler.draw(rng)[1:] for _ in range(3))
+    [('Q2', 'Q3'), ('Q2', 'Q4'), ('Q3', 'Q4')]
+    >>> sampler.draw(rng) is None
+    True
+    """
+
+    def __init__(self, categories, max_per_category: int | None = None):
+        self.categories = list(categories)
+        self.max_per_category = max_per_category
+        self._used: list[set[int]] = [set() for _ in self.categories]
+        self._kept = [0] * len(self.categories)
+        self._open = [i for i, c in enumerate(self.categories) if len(c.members) >= 2]
+        self._index = {(c.property, c.entity, c.side): i for i, c in enumerate(self.categories)}
+
+    def _total(self, i: int) -> int:
+        n = len(self.categories[i].members)
+        return n * (n - 1) // 2
+
+    def _close(self, i: int) -> None:
+        self._open.remove(i)
+
+    def draw(self, rng: np.random.Generator) -> tuple[Category, str, str] | None:
+        """``(category, member a, member b)`` or ``None`` when every pair is used."""
+        while self._open:
+            i = self._open[int(rng.integers(len(self._open)))]
+            total, used = self._total(i), self._used[i]
+            if len(used) >= total:
+                self._close(i)
+                continue
+            if len(used) < total // 2:
+                index = int(rng.integers(total))
+                while index in used:
+                    index = int(rng.integers(total))
+            else:
+                left = sorted(set(range(total)) - used)
+                index = left[int(rng.integers(len(left)))]
+            used.add(index)
+            if len(used) >= total:
+                self._close(i)
+            a, b = pair_from_index(len(self.categories[i].members), index)
+            members = self.categories[i].members
+            return self.categories[i], members[a], members[b]
+        return None
+
+    def accept(self, category: Category) -> None:
+        """Record that a query was kept from ``category`` (closes it at the cap)."""
+        i = self._index[(category.property, category.entity, category.side)]
+        self._kept[i] += 1
+        if (
+            self.max_per_category is not None
+            and self._kept[i] >= self.max_per_category
+            and i in self._open
+        ):
+            self._close(i)
+
+
+def edge_rejection(
+    kg,
+    edge: Edge,
+    *,
+    path_nodes: frozenset[str],
+    blocklist: Mapping[str, str],
+    max_target_holders: int = DEFAULT_MAX_TARGET_HOLDERS,
+) -> tuple[str | None, int]:
+    """Why ``edge`` cannot be an expansion (or ``None``), and its target's holder count.
+
+    Reasons, checked in this order: ``"blocklisted"`` (r' in the blocklist),
+    ``"target_on_path"`` (y already a node of the source path), ``"generic_target"``
+    (``|{x : (x, r', y)}| > max_target_holders``), ``"unlabelled_target"``.
+    The holder count is 0 when it was not needed.
+    """
+    if edge.property in blocklist:
+        return "blocklisted", 0
+    if edge.object in path_nodes:
+        return "target_on_path", 0
+    holders = kg.count_subjects(edge.property, edge.object)
+    if holders > max_target_holders:
+        return "generic_target", holders
+    if not kg.label(edge.object):
+        return "unlabelled_target", holders
+    return None, holders
+
+
+def sample_expansion(
+    kg,
+    entity: str,
+    rng: np.random.Generator,
+    *,
+    path_nodes: frozenset[str],
+    blocklist: Mapping[str, str],
+    max_target_holders: int = DEFAULT_MAX_TARGET_HOLDERS,
+    skipped: Counter | None = None,
+) -> tuple[Edge, int] | None:
+    """One eligible outgoing edge of ``entity``, uniformly at random, with its holder count.
+
+    The edges (sorted) are visited in a random permutation and the first eligible one
+    is returned, which is a uniform draw among the eligible edges while testing only as
+    many as needed. Rejections are counted into ``skipped`` by reason.
+    """
+    edges = kg.out_edges(entity)
+    if not edges:
+        return None
+    for i in rng.permutation(len(edges)).tolist():
+        edge = edges[i]
+        reason, holders = edge_rejection(
+            kg,
+            edge,
+            path_nodes=path_nodes,
+            blocklist=blocklist,
+            max_target_holders=max_target_holders,
+        )
+        if reason is None:
+            return edge, holders
+        if skipped is not None:
+            skipped[reason] += 1
+    return None
