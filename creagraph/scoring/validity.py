@@ -110,7 +110,7 @@ def check_validity(
         reasons.append(f"the last triple's relation {last[1]!r} is not {rel_b!r}")
     if not _matches(last[2], names_b):
         reasons.append(f"the last triple's tail {last[2]!r} is not {entity_b!r}")
-    if name_forms(last[0]) & name_forms(last[2]):
+    if normalize_loose(last[0]) == normalize_loose(last[2]):
         reasons.append("the last triple has the same subject and object")
     for i in range(len(triples) - 1):
         prev_names = name_forms(triples[i][0]) | name_forms(triples[i][2])
