@@ -53,3 +53,65 @@ def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
     if cats:
         c = cats[0]
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
+    run_scoring_demo(target)
+
+
+def run_scoring_demo(store: Path) -> None:
+    """Score the published sample outputs (stored judge, published mode) and ground a few
+    of their triples in the embedded graph."""
+    import tempfile
+
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.kg import EmbeddedKG
+    from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+    from creagraph.scoring.inputs import read_answers
+    from creagraph.scoring.judges import StoredJudge
+    from creagraph.scoring.parse import parse_answer
+    from creagraph.scoring.pipeline import Scorer, score_files, summarize
+
+    samples = sorted(
+        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
+            "*.jsonl"
+        )
+    )
+    if not samples:
+        typer.echo("(no CREATE sample outputs found beside the slice; skipping scoring demo)")
+        return
+    typer.secho("\n== CREATE scoring of the published sample outputs", bold=True)
+    rows = read_answers(samples)
+    embedder = default_embedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        score_files(rows, Scorer(StoredJudge(), embedder, "published"), tmp)
+        from creagraph.core.io import read_jsonl
+
+        table = summarize(read_jsonl(Path(tmp) / "queries.jsonl"))
+    typer.echo(f"  {'model':24} {'s0.7':>6} {'s0.9':>6} {'max σ':>6} {'d':>5} {'|U|':>6}")
+    for row in table:
+        typer.echo(
+            f"  {row['model']:24} {row['s_0.7_mean']:6.2f} {row['s_0.9_mean']:6.2f} "
+            f"{row['max_quality_mean']:6.2f} {row['mean_pairwise_distance_mean']:5.2f} "
+            f"{row['n_kept_mean']:6.2f}"
+        )
+    typer.echo("  (stored published judge, published utility; `creagraph score --judge kg` grounds")
+    typer.echo("   every triple in the knowledge graph instead)")
+    kg = EmbeddedKG(store)
+    grounder = Grounder(kg, EntityLinker(kg), RelationLinker(kg, embedder))
+    shown = 0
+    seen: set[tuple[str, ...]] = set()
+    typer.secho("\n== grounding sample triples in the graph (kg judge)", bold=True)
+    for row in rows:
+        for path in parse_answer(row.answer).paths:
+            for triple in path.triples:
+                if len(triple) != 3 or triple in seen:
+                    continue
+                seen.add(triple)
+                g = grounder.ground(*triple)
+                if g.status == "verified" and shown < 5:
+                    shown += 1
+                    typer.echo(
+                        f"  {triple} -> ({g.subject}, {g.property}, {g.object}) verified; "
+                        f"class sizes {g.class_size_subjects}/{g.class_size_objects} -> "
+                        f"σ = {g.specificity}"
+                    )
+            if shown >= 5:
+                return
