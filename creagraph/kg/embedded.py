@@ -355,7 +355,9 @@ class EmbeddedKG:
             f"file:{self.store / 'text.sqlite'}?mode=ro", uri=True, check_same_thread=False
         )
         self._pindex = {int(v): i for i, v in enumerate(self._pnums.tolist())}
-        self._fuzzy_choices: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {}
+        self._fuzzy_choices: dict[
+            str, tuple[list[str], list[tuple[str, str, str]], np.ndarray]
+        ] = {}
         self._inverse = inverse_labels()
 
     # -- ids -------------------------------------------------------------------------
@@ -458,19 +460,35 @@ class EmbeddedKG:
         return {i: (self.degree(i) if i[0] == "Q" else 0) for i in ids}
 
     def _fuzzy(self, loose: str, prefix: str, limit: int) -> list[SearchHit]:
+        """Token-sort similarity ≥ 80 against every name, computed as plain ``ratio`` over
+        names whose tokens were sorted once, and only over names whose length allows a
+        score of 80 (``2·min/(a+b) ≥ 0.8``) — the same scores, an order of magnitude faster."""
         from rapidfuzz import fuzz, process
 
         if prefix not in self._fuzzy_choices:
             rows = self._conn.execute(
                 "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?", (prefix,)
             ).fetchall()
-            self._fuzzy_choices[prefix] = ([r[0] for r in rows], [r[1:] for r in rows])
-        keys, info = self._fuzzy_choices[prefix]
+            keyed = sorted(
+                ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
+            )
+            keys = [k for k, _ in keyed]
+            self._fuzzy_choices[prefix] = (
+                keys,
+                [i for _, i in keyed],
+                np.array([len(k) for k in keys], dtype=np.int64),
+            )
+        keys, info, lengths = self._fuzzy_choices[prefix]
+        query = " ".join(sorted(loose.split()))
+        lo = int(np.searchsorted(lengths, -(-2 * len(query) // 3), "left"))
+        hi = int(np.searchsorted(lengths, (3 * len(query)) // 2, "right"))
         found = process.extract(
-            loose, keys, scorer=fuzz.token_sort_ratio, limit=limit, score_cutoff=80
+            query, keys[lo:hi], scorer=fuzz.ratio, processor=None, limit=limit, score_cutoff=80
         )
         return [
-            SearchHit(info[idx][0], None, info[idx][2], info[idx][1], float(score), False)
+            SearchHit(
+                info[lo + idx][0], None, info[lo + idx][2], info[lo + idx][1], float(score), False
+            )
             for _, score, idx in found
         ]
 
