@@ -72,7 +72,9 @@ def _resolve_shared(shared_dir: str | os.PathLike[str] | None) -> Path:
 
 
 _MARKDOWN_INLINE = re.compile(r"(\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w))")
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+|#{1,6}\s*|>\s*)")
+_LIST_MARKER = re.compile(
+    r"^\s*(?:[-*+•]\s+|\d{1,3}[.)]\s+|(?:[IVX]{1,4}|[A-Za-z])[.)]\s+|#{1,6}\s*|>\s*)"
+)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9])")
 _FILLER = re.compile(
     r"^(?:okay|ok|sure|certainly|absolutely|of course|alright|all right|great question|"
@@ -81,6 +83,10 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 _RULE = re.compile(r"^[-=*_~\s]{3,}$")
+#: a letter, digit or pictographic symbol (emoji answer the "pick an emoji" prompts)
+_CONTENT = re.compile(
+    r"[^\W_]|[\u2190-\u21FF\u2300-\u23FF\u2600-\u27BF\u2B00-\u2BFF\U0001F000-\U0001FAFF]"
+)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -93,9 +99,12 @@ def _clip(text: str, limit: int) -> str:
 def first_content_sentence(text: str, *, limit: int = 300) -> str:
     """The first sentence of ``text`` that is not filler, markdown-free, ≤ ``limit`` chars.
 
-    Lines are split into sentences; a sentence is skipped when it is a courtesy opener
-    ("Okay", "Sure", "Here's …", "Let's …") or an introduction ending in a colon. When every
-    sentence is skipped the first one is used. Returns ``""`` for blank text.
+    Lines are split into sentences; sentences without a letter, digit or emoji are dropped;
+    a sentence is skipped when it is a courtesy opener ("Okay", "Sure", "Here's …",
+    "Let's …") or an introduction ending in a colon — unless an answer follows the colon
+    ("Here's a prime: 17." gives "17."). When every sentence is skipped the first one is
+    used. List markers (``-``, ``1.``, ``IV.``, ``b)``) and markdown emphasis are removed.
+    Returns ``""`` for blank text.
 
     Examples
     --------
@@ -110,10 +119,15 @@ def first_content_sentence(text: str, *, limit: int = 300) -> str:
         if not line or _RULE.match(line):
             continue
         sentences.extend(s.strip() for s in _SENTENCE_SPLIT.split(line) if s.strip())
+    sentences = [s for s in sentences if _CONTENT.search(s)]
     if not sentences:
         return ""
     for sentence in sentences:
         if _FILLER.match(sentence) or sentence.endswith(":"):
+            # "Here's a prime number between 1 and 50: 17." — the answer follows the colon
+            head, colon, tail = sentence.rpartition(":")
+            if colon and _CONTENT.search(tail) and _FILLER.match(head):
+                return _clip(tail.strip(), limit)
             continue
         return _clip(sentence, limit)
     return _clip(sentences[0].rstrip(":"), limit)

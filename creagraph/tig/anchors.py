@@ -51,15 +51,15 @@ ANCHOR_TEMPLATES: dict[str, str] = {
         "push that device somewhere unexpected?"
     ),
     "setting": (
-        "Does the idea avoid placing the image in {labels}, or reinvent that setting in a "
-        "surprising way?"
+        "Does the idea avoid the stock setting ({labels}), or reinvent it in a surprising "
+        "way?"
     ),
     "purpose": (
         "Does the idea communicate something beyond {labels}, or reframe that message in a "
         "surprising way?"
     ),
     "perspective": (
-        "Does the idea avoid the familiar {labels} framing, or use it to reveal something "
+        "Does the idea avoid the familiar framing ({labels}), or use it to reveal something "
         "unexpected?"
     ),
 }
@@ -88,9 +88,8 @@ def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = 
 
     Examples
     --------
-    >>> anchor_text("setting", ["forest"])
-    'Does the idea avoid placing the image in forest, or reinvent that setting in a \
-surprising way?'
+    >>> anchor_text("setting", ["misty forest"])
+    'Does the idea avoid the stock setting (misty forest), or reinvent it in a surprising way?'
     """
     if atom_type not in ANCHOR_TEMPLATES:
         raise ValueError(f"unknown atom type {atom_type!r} (expected one of {ATOM_TYPES})")

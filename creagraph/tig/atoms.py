@@ -85,8 +85,12 @@ class AtomExtractor(Protocol):
 
 # --------------------------------------------------------------------------- text helpers
 
-_EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$", re.UNICODE)
-_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?", re.UNICODE)
+#: pictographic symbols: an emoji is a legitimate one-token idea ("Pick an emoji")
+_PICTOGRAPHS = "\u2190-\u21FF\u2300-\u23FF\u2600-\u27BF\u2B00-\u2BFF\U0001F000-\U0001FAFF"
+_EDGE_PUNCT = re.compile(
+    f"^(?:[^\\w{_PICTOGRAPHS}]|_)+|(?:[^\\w{_PICTOGRAPHS}]|_)+$", re.UNICODE
+)
+_WORD = re.compile(f"[^\\W_](?:[\\w'’-]*[^\\W_])?|[{_PICTOGRAPHS}]", re.UNICODE)
 
 
 def atom_form(text: str) -> str:

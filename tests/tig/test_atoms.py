@@ -259,5 +259,7 @@ def test_calm_fixture_has_three_samples_per_model():
 
 
 def test_offline_extractor_without_phrases(offline_extractor):
-    assert offline_extractor.extract([Response("t", "b", "m", 0, "🍕 🍕")]) == [[]]
+    assert offline_extractor.extract([Response("t", "b", "m", 0, "... !?")]) == [[]]
+    (emoji,) = offline_extractor.extract([Response("t", "b", "m", 0, "Sure! 🍕 🍕")])
+    assert [a.text for a in emoji] == ["🍕"]  # an emoji answer is an atom
     assert OfflineExtractor(offline_extractor.embedder).extract([]) == []

@@ -1,0 +1,156 @@
+import csv
+import json
+
+import pytest
+
+from creagraph.core.io import InputError
+from creagraph.tig.anchors import (
+    anchor_from_dict,
+    anchor_text,
+    anchors_for_population,
+    read_anchors,
+    select_cliche_clusters,
+    write_anchors,
+)
+from creagraph.tig.audit import (
+    AUDIT_FIELDS,
+    audit_records_for_anchors,
+    leakage_violations,
+    read_audit,
+    validate_audit_record,
+    write_audit,
+)
+from creagraph.tig.l2mo import l2mo_population
+from creagraph.tig.population import build_atom_tables, build_population
+from creagraph.tig.schema import ATOM_TYPES, CRITERIA, AuditRecord
+
+from .conftest import calm_population
+
+
+@pytest.fixture(scope="module")
+def calm_table(offline_extractor):
+    return build_atom_tables(calm_population(), offline_extractor, show_progress=False)["calm"]
+
+
+def test_anchor_text_per_type():
+    assert anchor_text("carrier", ["plants", "leaves", "soft green growth"], concept="calm") == (
+        "Does the idea avoid relying on plants, leaves or soft green growth as the carrier "
+        "of calm, or transform them into something unexpected?")
+    assert anchor_text("carrier", ["fern"]).endswith("transform it into something unexpected?")
+    assert "the brief's concept" in anchor_text("mechanism", ["melting"])
+    for kind in ATOM_TYPES:
+        text = anchor_text(kind, ["alpha", "beta", "gamma", "delta"])
+        assert text.startswith("Does the idea") and text.endswith("?")
+        assert "alpha, beta or gamma" in text and "delta" not in text
+    with pytest.raises(ValueError):
+        anchor_text("colour", ["red"])
+    with pytest.raises(ValueError):
+        anchor_text("motif", [])
+
+
+def test_whole_population_anchors_find_the_calm_cliches(calm_table):
+    population = build_population(calm_table)
+    anchors = anchors_for_population(population, top_k=3, concept="calm")
+    assert [a.rank for a in anchors] == [1, 2, 3]
+    scores = [a.cliche_score for a in anchors]
+    assert scores == sorted(scores, reverse=True)
+    top_labels = " ".join(" ".join(a.labels) for a in anchors)
+    assert "leaves" in top_labels or "plant" in top_labels  # the planted cliché
+    for anchor in anchors:
+        cluster = next(c for c in population.clusters if c.id == anchor.cluster_id)
+        assert anchor.canonical_ids == cluster.canonical_ids
+        assert len(anchor.cluster_models) >= 2
+        nodes = [c for c in population.canonical if c.id in set(anchor.canonical_ids)]
+        assert sorted(anchor.atom_ids) == sorted(p[0] for c in nodes for p in c.provenance)
+        assert anchor.comparison_key == "" and anchor.reference_models == population.models
+        if anchor.atom_type in ("carrier", "mechanism"):
+            assert "calm" in anchor.text
+
+
+def test_selection_respects_min_models_and_top_k(calm_table):
+    population = build_population(calm_table)
+    assert len(select_cliche_clusters(population, top_k=2)) == 2
+    strict = select_cliche_clusters(population, top_k=100, min_models=5)
+    assert all(len(population.clusters[k].models) >= 5 for k in strict)
+    everything = select_cliche_clusters(population, top_k=10_000, min_models=0)
+    assert len(everything) == len(population.clusters)
+    with pytest.raises(ValueError):
+        select_cliche_clusters(population, top_k=-1)
+
+
+def test_anchor_file_round_trip(calm_table, tmp_path):
+    anchors = anchors_for_population(l2mo_population(calm_table, ("m1", "m2")))
+    write_anchors(tmp_path / "a.jsonl", anchors)
+    assert read_anchors(tmp_path / "a.jsonl") == anchors
+    broken = anchors[0].to_dict()
+    del broken["cluster_id"]
+    with pytest.raises(InputError, match="<x>: missing field 'cluster_id'"):
+        anchor_from_dict(broken, "<x>")
+    (tmp_path / "bad.jsonl").write_text(json.dumps({**anchors[0].to_dict(), "rank": "1"}) + "\n")
+    with pytest.raises(InputError, match="bad.jsonl:1: field 'rank' must be an integer"):
+        read_anchors(tmp_path / "bad.jsonl")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_audit_round_trip(calm_table, tmp_path, suffix):
+    anchors = anchors_for_population(l2mo_population(calm_table, ("m3", "m5")))
+    blank = audit_records_for_anchors(anchors, annotator_id="ann-1")
+    assert len({r.audit_id for r in blank}) == len(blank)
+    assert all(r.comparison_key == "m3||m5" and r.overall_action == "" for r in blank)
+    filled = [
+        AuditRecord(**{**r.to_dict(), **dict.fromkeys(CRITERIA, "yes"),
+                       "cluster_validity": "partly", "overall_action": action,
+                       "revision_note": 'Say "leaves", not plants,\nthen merge.',
+                       "timestamp": "2026-01-02T03:04:05+00:00"})
+        for r, action in zip(blank, ["accept", "revise", "exclude", "accept", "revise"],
+                             strict=False)
+    ]
+    path = tmp_path / f"audit{suffix}"
+    assert write_audit(path, filled) == len(filled)
+    assert read_audit(path) == filled
+    if suffix == ".csv":
+        with path.open(newline="") as handle:
+            assert tuple(next(csv.reader(handle))) == AUDIT_FIELDS
+
+
+def test_audit_validation_errors(tmp_path):
+    good = AuditRecord("a1", "t", "x||y", "anchor-1", "Does…?", "carrier-1", "plants").to_dict()
+    assert validate_audit_record({**good, "overall_action": "ACCEPT"}, "w").overall_action == (
+        "accept")
+    cases = [
+        ({"cluster_validity": "maybe"}, "field 'cluster_validity' is 'maybe'"),
+        ({"overall_action": "keep"}, "field 'overall_action' is 'keep'"),
+        ({"timestamp": "yesterday"}, "field 'timestamp' is not ISO 8601"),
+        ({"checklist_item_id": ""}, "missing field 'checklist_item_id'"),
+        ({"colour": "red"}, "unknown field(s) colour"),
+    ]
+    for change, message in cases:
+        with pytest.raises(InputError) as info:
+            validate_audit_record({**good, **change}, "f.csv:7")
+        assert str(info.value).startswith("f.csv:7: ") and message in str(info.value)
+    path = tmp_path / "a.csv"
+    write_audit(path, [AuditRecord(**good)])
+    text = path.read_text().splitlines()
+    path.write_text("\n".join([text[0], text[1], text[1].replace("a1,", "a2,", 1)
+                               .replace(",,,,,,,,,", ",no,no,no,no,no,drop,,,", 1)]) + "\n")
+    with pytest.raises(InputError, match=r"a.csv:3: field 'overall_action' is 'drop'"):
+        read_audit(path)
+    path.write_text("\n".join([text[0], text[1], text[1]]) + "\n")
+    with pytest.raises(InputError, match="duplicate audit_id 'a1'"):
+        read_audit(path)
+    with pytest.raises(InputError, match="unsupported audit file type"):
+        write_audit(tmp_path / "a.xlsx", [])
+
+
+def test_leakage_check(calm_table):
+    population = l2mo_population(calm_table, ("m1", "m4"))
+    anchors = anchors_for_population(population, min_models=1, top_k=50)
+    models = {r.response_id: r.model for r in calm_table.responses}
+    assert all(leakage_violations(a, models) == [] for a in anchors)
+    # the same clusters judged as if m2 were a candidate: its responses are in provenance
+    leaked = [a for a in anchors if "m2" in a.cluster_models]
+    assert leaked
+    relabelled = type(leaked[0])(**{**leaked[0].__dict__, "comparison_key": "m2||m9"})
+    problems = leakage_violations(relabelled, models)
+    assert any("candidate model(s) ['m2'] in the reference models" in p for p in problems)
+    assert any("of candidate 'm2' in provenance" in p for p in problems)

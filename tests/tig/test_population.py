@@ -1,0 +1,162 @@
+import json
+
+import numpy as np
+import pytest
+
+from creagraph.tig.atoms import PreExtractedAtoms
+from creagraph.tig.graph import (
+    EDGE_KINDS,
+    RELATION_NAMES,
+    graph_to_json,
+    to_igraph,
+    write_graph_json,
+    write_graphml,
+)
+from creagraph.tig.population import TigConfig, build_atom_tables, build_population
+from creagraph.tig.schema import ATOM_TYPES, Response
+
+from .conftest import atoms_by_text
+
+IDEAS = {
+    ("A", 0): ("A potted plant on a windowsill to evoke calm.",
+               [("carrier", "potted plant"), ("setting", "windowsill"), ("purpose", "calm")]),
+    ("A", 1): ("Potted plants in a quiet room to evoke calm.",
+               [("carrier", "Potted plants"), ("setting", "quiet room"), ("purpose", "calm")]),
+    ("A", 2): ("A houseplant in an empty bedroom.",
+               [("carrier", "houseplant"), ("setting", "empty bedroom")]),
+    ("B", 0): ("A still lake at dawn, seen from above, to evoke calm.",
+               [("carrier", "still lake"), ("setting", "dawn"),
+                ("perspective", "seen from above"), ("purpose", "calm")]),
+    ("C", 0): ("A potted plant melting into mist by a still lake.",
+               [("carrier", "potted plant"), ("mechanism", "melting into mist"),
+                ("setting", "still lake")]),
+}
+
+
+@pytest.fixture(scope="module")
+def small(embedder):
+    responses = [Response("calm", "Make calm visible.", m, s, text)
+                 for (m, s), (text, _) in IDEAS.items()]
+    spec = {text: atoms for text, atoms in IDEAS.values()}
+    tables = build_atom_tables(responses, PreExtractedAtoms(atoms_by_text(responses, spec)),
+                               embedder, show_progress=False)
+    table = tables["calm"]
+    return table, build_population(table, config=TigConfig(keep_embeddings=True))
+
+
+def _node(population, kind, label):
+    (index,) = [i for i, c in enumerate(population.canonical)
+                if c.type == kind and c.label == label]
+    return index
+
+
+def test_table(small):
+    table, _ = small
+    assert table.models == ["A", "B", "C"] and table.n_atoms == 15
+    assert [r.response_id for r in table.responses] == sorted(r.response_id
+                                                               for r in table.responses)
+    assert table.model_responses() == {"A": 3, "B": 1, "C": 1}
+    start, end = table.type_slices["carrier"]
+    assert table.form_text[start:end] == ["houseplant", "potted plant", "potted plants",
+                                          "still lake"]
+    block = table.similarity("carrier")
+    assert block.shape == (4, 4) and np.allclose(np.diag(block), 1.0, atol=1e-5)
+
+
+def test_canonical_atoms_partition_the_atoms(small):
+    table, population = small
+    assert population.models == ("A", "B", "C") and population.n_responses == 5
+    provenance = [p for c in population.canonical for p in c.provenance]
+    assert sorted(p[0] for p in provenance) == sorted(table.atom_id(a)
+                                                       for a in range(table.n_atoms))
+    plant = population.canonical[_node(population, "carrier", "potted plant")]
+    assert plant.aliases == ("potted plants",) and plant.count == 3
+    assert {p[2] for p in plant.provenance} == {"A", "C"}
+    assert all(p[3] == "calm" for p in plant.provenance)
+    assert plant.embedding is not None and len(plant.embedding) == 384
+    # the same text under two types stays two canonical atoms
+    assert {c.type for c in population.canonical if c.label == "still lake"} == {"carrier",
+                                                                                  "setting"}
+    types = [ATOM_TYPES.index(c.type) for c in population.canonical]
+    assert types == sorted(types)
+
+
+def test_edges(small):
+    _, population = small
+    edges = population.edges
+    plant = _node(population, "carrier", "potted plant")
+    calm = _node(population, "purpose", "calm")
+    mist = _node(population, "mechanism", "melting into mist")
+    seen = _node(population, "perspective", "seen from above")
+    lake = _node(population, "carrier", "still lake")
+
+    def find(kind, source, target, relation=""):
+        mask = ((edges.kind == EDGE_KINDS.index(kind)) & (edges.source == source)
+                & (edges.target == target)
+                & (edges.relation == RELATION_NAMES.index(relation)))
+        return edges.weight[mask].tolist()
+
+    assert find("cooccurrence", min(plant, calm), max(plant, calm)) == [2.0]
+    assert find("relation", plant, calm, "carries") == [2.0]
+    assert find("relation", mist, plant, "realises") == [1.0]
+    assert find("relation", seen, lake, "frames") == [1.0]
+    sim = edges.of_kind("similarity")
+    room, bedroom = _node(population, "setting", "quiet room"), _node(population, "setting",
+                                                                       "empty bedroom")
+    assert find("similarity", min(room, bedroom), max(room, bedroom)) == [
+        pytest.approx(0.59, abs=0.02)]
+    types = population.node_type
+    assert np.all(types[sim.source] == types[sim.target])
+    assert np.all(sim.weight >= 0.5) and np.all(sim.source < sim.target)
+    order = np.lexsort((edges.relation, edges.target, edges.source, edges.kind))
+    assert np.array_equal(order, np.arange(len(edges)))
+
+
+def test_clusters_and_scores(small):
+    _, population = small
+    assert (population.node_cluster >= 0).all()
+    members = [cid for c in population.clusters for cid in c.canonical_ids]
+    assert sorted(members) == sorted(c.id for c in population.canonical)
+    for k, cluster in enumerate(population.clusters):
+        nodes = np.flatnonzero(population.node_cluster == k)
+        assert {population.canonical[n].type for n in nodes} == {cluster.type}
+        assert 0 <= cluster.cliche_score <= 1
+        assert cluster.coverage == pytest.approx(len(cluster.models) / 3)
+    calm_cluster = population.clusters[
+        population.node_cluster[_node(population, "purpose", "calm")]]
+    # model A hits "calm" with two samples: coverage counts models, not samples
+    assert calm_cluster.models == ("A", "B") and calm_cluster.coverage == pytest.approx(2 / 3)
+    assert calm_cluster.convergence == pytest.approx(1.0, abs=1e-5)
+    assert max(c.centrality for c in population.clusters) == pytest.approx(1.0)
+
+
+def test_model_subset_and_validation(small):
+    table, _ = small
+    only_a = build_population(table, ["A"])
+    assert only_a.models == ("A",) and only_a.n_responses == 3
+    assert all(p[2] == "A" for c in only_a.canonical for p in c.provenance)
+    with pytest.raises(ValueError, match="no responses from"):
+        build_population(table, ["Z"])
+    with pytest.raises(ValueError, match="at least one model"):
+        build_population(table, [])
+    with pytest.raises(ValueError, match="similarity_threshold"):
+        TigConfig(similarity_threshold=0.9, canonical_threshold=0.8)
+
+
+def test_exports(small, tmp_path):
+    import igraph
+
+    _, population = small
+    graph = to_igraph(population)
+    assert graph.vcount() == len(population.canonical) and graph.ecount() == len(
+        population.edges)
+    write_graphml(population, tmp_path / "g.graphml")
+    again = igraph.Graph.Read_GraphML(str(tmp_path / "g.graphml"))
+    assert again.vcount() == graph.vcount() and again.ecount() == graph.ecount()
+    assert sorted(again.vs["label"]) == sorted(c.label for c in population.canonical)
+    assert set(again.es["kind"]) == set(EDGE_KINDS)
+    write_graph_json(population, tmp_path / "g.json")
+    document = json.loads((tmp_path / "g.json").read_text())
+    assert document == json.loads(json.dumps(graph_to_json(population)))
+    assert len(document["nodes"]) == graph.vcount() and len(document["links"]) == graph.ecount()
+    assert {n["cluster"] for n in document["nodes"]} == {c["id"] for c in document["clusters"]}
