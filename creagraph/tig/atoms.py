@@ -90,6 +90,7 @@ _PICTOGRAPHS = "\u2190-\u21FF\u2300-\u23FF\u2600-\u27BF\u2B00-\u2BFF\U0001F000-\
 _EDGE_PUNCT = re.compile(
     f"^(?:[^\\w{_PICTOGRAPHS}]|_)+|(?:[^\\w{_PICTOGRAPHS}]|_)+$", re.UNICODE
 )
+_PICTOGRAPH = re.compile(f"[{_PICTOGRAPHS}]")
 _WORD = re.compile(f"[^\\W_](?:[\\w'’-]*[^\\W_])?|[{_PICTOGRAPHS}]", re.UNICODE)
 
 
@@ -318,7 +319,11 @@ def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
             pending_cue = None
         previous_end = token.end()
         word = token.group(0).casefold().replace("’", "'")
-        if word in _PURPOSE_CUE_WORDS:
+        if _PICTOGRAPH.fullmatch(word):
+            close()  # an emoji is a phrase of its own
+            current = [token]
+            close()
+        elif word in _PURPOSE_CUE_WORDS:
             close()
             pending_cue = "purpose"
         elif word in _STOPWORDS:
