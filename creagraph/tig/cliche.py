@@ -155,14 +155,16 @@ def internal_convergence(vectors: np.ndarray, counts: np.ndarray,
     >>> internal_convergence(x, np.array([2, 1]), np.array([0, 0]), 1).round(4).tolist()
     [0.3333]
     """
-    from scipy.sparse import csr_matrix
-
     vectors = np.asarray(vectors, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.float64)
     cluster_of_row = np.asarray(cluster_of_row, dtype=np.int64)
-    weights = csr_matrix((counts, (cluster_of_row, np.arange(len(counts)))),
-                         shape=(n_clusters, len(counts)))
-    sums = np.asarray(weights @ vectors)
+    sums = np.zeros((n_clusters, vectors.shape[1] if vectors.ndim == 2 else 0))
+    if len(counts):
+        order = np.argsort(cluster_of_row, kind="stable")
+        sorted_clusters = cluster_of_row[order]
+        starts = np.flatnonzero(np.r_[True, sorted_clusters[1:] != sorted_clusters[:-1]])
+        sums[sorted_clusters[starts]] = np.add.reduceat(
+            vectors[order] * counts[order, None], starts, axis=0)
     totals = np.bincount(cluster_of_row, weights=counts, minlength=n_clusters)
     squared = np.einsum("ij,ij->i", sums, sums)
     result = np.zeros(n_clusters)

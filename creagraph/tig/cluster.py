@@ -160,9 +160,10 @@ def _flat(n: int, edges: np.ndarray, weights: np.ndarray, method: str, resolutio
           seed: int, min_component_weight: float) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    if method == "components" or len(edges) == 0:
-        return weighted_components(n, edges, weights, min_component_weight if
-                                   method == "components" else 0.0)
+    if len(edges) == 0:
+        return np.arange(n, dtype=np.int64)  # no edges: every node alone
+    if method == "components":
+        return weighted_components(n, edges, weights, min_component_weight)
     return _leiden(n, edges, weights, method, resolution, seed)
 
 

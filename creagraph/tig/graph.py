@@ -23,8 +23,7 @@ research", InterJournal Complex Systems 1695.
 
 Examples
 --------
->>> from scipy.sparse import csr_matrix
->>> incidence = csr_matrix(np.array([[1, 1, 0], [1, 1, 1]]))
+>>> incidence = np.array([[1, 1, 0], [1, 1, 1]])
 >>> e = cooccurrence_edges(incidence)
 >>> e.source.tolist(), e.target.tolist(), e.weight.tolist()
 ([0, 0, 1], [1, 2, 2], [2.0, 1.0, 1.0])
@@ -106,10 +105,15 @@ def _edge_list(kind: str, source, target, weight, relation: int = 0) -> EdgeList
 
 
 def cooccurrence_edges(incidence: Any) -> EdgeList:
-    """Co-occurrence edges from a binary response × node incidence matrix (scipy sparse).
+    """Co-occurrence edges from a response × node incidence matrix (numpy or scipy sparse).
 
     Weight of (i, j), i < j = number of responses containing both nodes.
     """
+    if isinstance(incidence, np.ndarray):
+        binary = (incidence > 0).astype(np.float32)
+        counts = binary.T @ binary
+        rows, cols = np.nonzero(np.triu(counts, k=1))  # row-major: sorted by (row, col)
+        return _edge_list("cooccurrence", rows, cols, counts[rows, cols].astype(np.float64))
     from scipy.sparse import triu
 
     binary = (incidence > 0).astype(np.float64)

@@ -153,6 +153,7 @@ class AtomTable:
     _similarity: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _provenance: list[tuple[str, str, str, str, int]] | None = field(default=None, repr=False)
     _canonical_ids: dict[tuple[int, str], str] = field(default_factory=dict, repr=False)
+    _cluster_cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_atoms(self) -> int:
@@ -179,6 +180,23 @@ class AtomTable:
         if found is None:
             found = canonical_id(self.task_id, ATOM_TYPES[type_index], label)
             self._canonical_ids[key] = found
+        return found
+
+    def cluster(self, n: int, edges: np.ndarray, weights: np.ndarray, **options: Any):
+        """:func:`~creagraph.tig.cluster.cluster_nodes`, memoised on its exact input.
+
+        Leave-two-models-out populations of one task often share a same-type subgraph
+        (when neither left-out model added a form of that type); its clustering is then
+        reused. The key is the full input (node count, edge and weight bytes, options), so
+        a hit returns what a fresh run would.
+        """
+        key = (n, edges.tobytes(), weights.tobytes(), tuple(sorted(options.items())))
+        found = self._cluster_cache.get(key)
+        if found is None:
+            if len(self._cluster_cache) >= _CLUSTER_CACHE_SIZE:
+                self._cluster_cache.clear()
+            found = cluster_nodes(n, edges, weights, **options)
+            self._cluster_cache[key] = found
         return found
 
     @property
@@ -358,6 +376,13 @@ def build_atom_tables(
     return tables
 
 
+#: Clusterings memoised per table (cleared when full).
+_CLUSTER_CACHE_SIZE = 2048
+
+#: Above this many canonical atoms the co-occurrence product uses sparse matrices.
+_DENSE_LIMIT = 2500
+
+
 def _cluster_id(atom_type: str, member_ids: Sequence[str]) -> str:
     digest = hashlib.sha1("\x00".join(sorted(member_ids)).encode()).hexdigest()
     return f"{atom_type}-{digest[:10]}"
@@ -469,11 +494,15 @@ def build_population(
     from scipy.sparse import csr_matrix
 
     n_kept = int(keep_response.sum())
-    incidence = csr_matrix(
-        (np.ones(len(atom_node)), (response_local[atom_responses], atom_node)),
-        shape=(n_kept, n_nodes),
-    )
-    incidence.sum_duplicates()
+    if n_nodes <= _DENSE_LIMIT:
+        incidence = np.zeros((n_kept, n_nodes), dtype=np.float32)
+        incidence[response_local[atom_responses], atom_node] = 1.0
+    else:
+        incidence = csr_matrix(
+            (np.ones(len(atom_node)), (response_local[atom_responses], atom_node)),
+            shape=(n_kept, n_nodes),
+        )
+        incidence.sum_duplicates()
     cooccurrence = cooccurrence_edges(incidence)
     parts = [cooccurrence, relation_edges(cooccurrence, node_type)]
     for t, kind in enumerate(ATOM_TYPES):
@@ -502,10 +531,10 @@ def build_population(
         local_edges = np.column_stack(
             [sim_edges.source[mask] - offset, sim_edges.target[mask] - offset]
         )
-        clustering = cluster_nodes(
+        clustering = table.cluster(
             len(members),
-            local_edges,
-            sim_edges.weight[mask],
+            np.ascontiguousarray(local_edges, dtype=np.int64),
+            np.ascontiguousarray(sim_edges.weight[mask], dtype=np.float64),
             method=method_used,
             resolution=config.resolution,
             seed=config.seed,
