@@ -44,7 +44,7 @@ __all__ = [
     "PLACEHOLDERS",
 ]
 
-PLACEHOLDERS = ("{y}", "{the y}", "{a y}", "{team y}")
+PLACEHOLDERS = ("{y}", "{the y}", "{a y}", "{team y}", "{def y}")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 

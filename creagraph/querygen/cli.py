@@ -54,6 +54,9 @@ def generate(
     max_per_category: Annotated[
         int, typer.Option(help="Most queries from one category (0: no limit).")
     ] = 3,
+    min_source_quality: Annotated[
+        float, typer.Option(help="Smallest source-path quality kept (4: strong; 0: any).")
+    ] = 4.0,
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write the filter report as JSON here.")
     ] = None,
@@ -80,6 +83,7 @@ def generate(
         max_target_holders=max_target_holders,
         max_per_category=max_per_category or None,
         relations=tuple(relation) if relation else None,
+        min_source_quality=min_source_quality,
     )
     kg = _graph(store, endpoint)
     result = generate_queries(kg, n, seed, config, show_progress=True)

@@ -7,7 +7,11 @@ Candidates are filtered in this order; each step counts what it removed:
 2. ``unlabelled_start`` — the start entity has no label, so no question can name it;
 3. ``trivial_one_hop`` — the start entity already satisfies the target, ``(x_start, r', y)``
    holds (:func:`is_trivial`);
-4. ``duplicate`` — the same (start, r', y) as a query already kept (:func:`stratified_take`).
+4. ``weak_source_path`` — the source path's quality (SPEC §3.4: the smallest σ of its
+   two category triples; the final triple is the imposed target) is below the threshold
+   (default 4), so it would not prove that a *strong* connection exists
+   (:func:`source_path_quality`);
+5. ``duplicate`` — the same (start, r', y) as a query already kept (:func:`stratified_take`).
 
 Strata (one per source relation) are balanced by :func:`stratified_take`: an equal quota
 per relation, the quota of a relation that runs out of candidates handed to the others.
@@ -27,12 +31,14 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from creagraph.core.metrics import path_quality, specificity, triple_class_size
 from creagraph.querygen.sampling import Candidate
 
 __all__ = [
     "FilterReport",
     "FILTER_ORDER",
     "is_trivial",
+    "source_path_quality",
     "stratified_take",
 ]
 
@@ -40,7 +46,13 @@ T = TypeVar("T")
 
 _END = object()
 
-FILTER_ORDER = ("no_informative_edge", "unlabelled_start", "trivial_one_hop", "duplicate")
+FILTER_ORDER = (
+    "no_informative_edge",
+    "unlabelled_start",
+    "trivial_one_hop",
+    "weak_source_path",
+    "duplicate",
+)
 
 
 @dataclass
@@ -105,6 +117,19 @@ def is_trivial(kg, candidate: Candidate) -> bool:
     """
     edge = candidate.expansion
     return bool(kg.has_triple(candidate.start, edge.property, edge.object))
+
+
+def source_path_quality(kg, candidate: Candidate) -> float:
+    """Quality f of the candidate's source path, computed as scoring computes it.
+
+    Every triple of a source path is in the graph (factual), so ``f`` is the smallest
+    ``σ = specificity(triple_class_size(...))`` over all triples but the final one
+    (:func:`creagraph.core.metrics.path_quality`).
+    """
+    sigmas = [
+        specificity(triple_class_size(kg, *edge.as_tuple())) for edge in candidate.source_path()
+    ]
+    return path_quality(sigmas, True)
 
 
 def stratified_take(

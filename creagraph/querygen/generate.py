@@ -57,7 +57,12 @@ from creagraph.querygen.catalogue import (
     load_phrasing,
     load_source_relations,
 )
-from creagraph.querygen.filters import FilterReport, is_trivial, stratified_take
+from creagraph.querygen.filters import (
+    FilterReport,
+    is_trivial,
+    source_path_quality,
+    stratified_take,
+)
 from creagraph.querygen.phrasing import (
     PERSON_PROPERTIES,
     compose_query,
@@ -99,6 +104,9 @@ class GenerationConfig:
         award cannot dominate a relation's stratum.
     relations : tuple of str or None
         Restrict to these PIDs of the catalogue (default: all of it).
+    min_source_quality : float
+        Smallest quality of a source path (default 4, a *strong* path: every category
+        triple's class is smaller than 100); 0 keeps every source path.
     """
 
     min_size: int = DEFAULT_MIN_SIZE
@@ -106,6 +114,7 @@ class GenerationConfig:
     max_target_holders: int = DEFAULT_MAX_TARGET_HOLDERS
     max_per_category: int | None = 3
     relations: tuple[str, ...] | None = None
+    min_source_quality: float = 4.0
 
     def __post_init__(self) -> None:
         if self.min_size < 2:
@@ -201,6 +210,9 @@ def _candidates(
         if is_trivial(kg, candidate):
             report.removed["trivial_one_hop"] += 1
             continue
+        if source_path_quality(kg, candidate) < config.min_source_quality:
+            report.removed["weak_source_path"] += 1
+            continue
         sampler.accept(category)
         bar.update(1)
         yield candidate
@@ -268,6 +280,7 @@ def build_record(
         "bridge": {"id": candidate.other, "label": labels.get(candidate.other)},
         "holder": " ".join(holder),
         "target_holders": candidate.target_holders,
+        "source_quality": source_path_quality(kg, candidate),
         "seed": int(seed),
     }
 

@@ -157,10 +157,11 @@ def rewrite_query(record: Mapping[str, Any], client: ChatClient) -> dict[str, An
     template = str(record.get("query_template") or record["query"])
     prompt = REWRITE_PROMPT.format(a=record["entity_a"], b=record["entity_b"], query=template)
     answer = client.chat([{"role": "user", "content": prompt}])
-    text = " ".join(answer.strip().strip('"').split())
+    raw = answer.strip().strip('"').strip()
+    text = " ".join(raw.split())
     out = dict(record)
     out["query_template"] = template
-    if _acceptable(text, record):
+    if "\n" not in raw and _acceptable(text, record):
         out["query"] = text
         out["query_rewritten"] = True
     else:

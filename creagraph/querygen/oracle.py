@@ -36,7 +36,9 @@ Budget (:class:`OracleBudget`, documented defaults): at most ``max_paths = 5000`
 enumerated and ``max_expansions = 5000`` neighbour lists fetched; nodes with more than
 ``max_degree = 2000`` statements are not expanded (they still appear as middle nodes when
 a holder's neighbour list reaches them); the ceiling is computed over the
-``max_scored = 256`` best paths by quality (ties: enumeration order). Enumeration is
+``max_scored = 256`` best paths by quality (ties: enumeration order); the holders' neighbour
+lists are fetched for the last hop when there are at most ``max_holders = 2500`` of them
+(and at most half the expansion budget), else the search runs forward only. Enumeration is
 depth-first from the start entity, its first hops ordered by triple class size (most
 specific first), with a meet-in-the-middle last hop: the holders' neighbour lists are
 fetched once, so k = 3 costs one fetch for the start and one per holder. When a budget
@@ -110,9 +112,10 @@ class OracleBudget:
     max_expansions: int = 5000
     max_degree: int = 2000
     max_scored: int = 256
+    max_holders: int = 2500
 
     def __post_init__(self) -> None:
-        for name in ("max_paths", "max_expansions", "max_degree", "max_scored"):
+        for name in ("max_paths", "max_expansions", "max_degree", "max_scored", "max_holders"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
 
@@ -332,7 +335,7 @@ def enumerate_paths(
         return out
 
     back: dict[str, list[tuple[Edge, str, bool]]] | None = None
-    if hops >= 2 and len(holders) <= budget.max_expansions // 2:
+    if hops >= 2 and len(holders) <= min(budget.max_holders, budget.max_expansions // 2):
         back = {}
         for h in holders:
             nbrs = neighbours(h, endpoint=True)

@@ -281,7 +281,8 @@ def fill_template(template: str, label: str) -> str:
 
     ``{y}``: the label, with *the* where :func:`needs_definite_article` says so;
     ``{the y}``: *the* before capitalised names, *a/an* before common nouns;
-    ``{a y}``: *a/an* + label; ``{team y}``: like ``{y}`` and *the* before plural team names.
+    ``{a y}``: *a/an* + label; ``{team y}``: like ``{y}`` and *the* before plural team names;
+    ``{def y}``: always *the* (unless the label starts with an article).
 
     Examples
     --------
@@ -301,6 +302,8 @@ def fill_template(template: str, label: str) -> str:
         else:
             value = with_indefinite_article(y)
         return template.replace("{the y}", value)
+    if "{def y}" in template:
+        return template.replace("{def y}", y if y.lower().startswith(_ARTICLES) else f"the {y}")
     if "{team y}" in template:
         return template.replace(
             "{team y}", f"the {y}" if needs_definite_article(y, team=True) else y

@@ -1,0 +1,117 @@
+"""Benchmark of CREATE query generation and oracle paths on the shared Wikidata slice.
+
+Prints queries generated per second (embedded store) and the oracle's time per query at
+k = 2 and k = 3, enumeration alone and with scoring (class sizes, labels, embeddings,
+utility), with k = 2 as the named baseline for k = 3.
+
+Usage::
+
+    python benchmarks/querygen.py [--store DIR] [--n 1000] [--oracle-queries 50]
+
+The store defaults to ``creagraph.core.paths.default_store_dir()``; it is imported from
+the shared slice first if it does not exist. Embeddings use a fresh cache in a temporary
+directory, so the scoring times include encoding (the model load is timed separately).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("CREAGRAPH_PROGRESS", "0")
+
+
+def main(argv: list[str] | None = None) -> None:
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.core.paths import default_slice_path, default_store_dir
+    from creagraph.kg import EmbeddedKG, import_dumps
+    from creagraph.querygen import OracleBudget, enumerate_paths, generate_queries, oracle_paths
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=None)
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--oracle-queries", type=int, default=50)
+    parser.add_argument("--scored-queries", type=int, default=10)
+    args = parser.parse_args(argv)
+
+    store = args.store or default_store_dir()
+    if not (store / "meta.json").exists():
+        print(f"importing {default_slice_path()} into {store} …")
+        import_dumps([default_slice_path()], store, show_progress=False)
+    kg = EmbeddedKG(store)
+
+    generate_queries(kg, 50, args.seed + 1)  # warm caches (SQLite pages, numpy arrays)
+    runs = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        result = generate_queries(kg, args.n, args.seed)
+        runs.append(time.perf_counter() - t0)
+    best = min(runs)
+    records = result.records
+    print(
+        f"generation: {len(records)} queries in {best:.2f} s (best of 3) = "
+        f"{len(records) / best:,.0f} queries/s; candidates drawn {result.report.drawn}"
+    )
+
+    sample = records[: args.oracle_queries]
+    times: dict[int, list[float]] = {2: [], 3: []}
+    found = 0
+    paths: dict[int, list[int]] = {2: [], 3: []}
+    for k in (2, 3):
+        for rec in sample:
+            t0 = time.perf_counter()
+            out = enumerate_paths(kg, rec["entity_a_id"], rec["rel_b_id"], rec["entity_b_id"], k=k)
+            times[k].append(time.perf_counter() - t0)
+            paths[k].append(len(out.paths))
+            if k == 3:
+                found += any(
+                    p.key
+                    == frozenset(
+                        (t["subject"], t["property"], t["object"]) for t in rec["source_path"]
+                    )
+                    for p in out.paths
+                )
+    base = statistics.mean(times[2])
+    for k in (2, 3):
+        mean = statistics.mean(times[k])
+        print(
+            f"oracle enumeration k={k}: mean {mean * 1000:.1f} ms/query, median "
+            f"{statistics.median(times[k]) * 1000:.1f} ms, max {max(times[k]) * 1000:.0f} ms, "
+            f"median paths {statistics.median(paths[k]):.0f}"
+            + (
+                ""
+                if k == 2
+                else f"; {mean / base:.1f}x the k=2 baseline; source path found "
+                f"{found}/{len(sample)}"
+            )
+        )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        embedder = default_embedder(Path(tmp) / "embeddings.sqlite")
+        t0 = time.perf_counter()
+        embedder.encode(["warm up"])
+        print(f"embedding model load: {time.perf_counter() - t0:.1f} s (once per process)")
+        budget = OracleBudget()
+        scored: dict[int, list[float]] = {2: [], 3: []}
+        for k in (2, 3):
+            for rec in records[: args.scored_queries]:
+                t0 = time.perf_counter()
+                oracle_paths(kg, rec, k=k, budget=budget, embedder=embedder)
+                scored[k].append(time.perf_counter() - t0)
+        base = statistics.mean(scored[2])
+        for k in (2, 3):
+            mean = statistics.mean(scored[k])
+            print(
+                f"oracle with scoring k={k} (max_scored={budget.max_scored}, cold embedding "
+                f"cache): mean {mean:.2f} s/query"
+                + ("" if k == 2 else f"; {mean / base:.1f}x the k=2 baseline")
+            )
+
+
+if __name__ == "__main__":
+    main()
