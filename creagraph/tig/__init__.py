@@ -18,71 +18,80 @@ Typical use::
             print(result.comparison_key, anchor.text)
 """
 
-from creagraph.tig.adapters import (
-    default_shared_dir,
-    first_content_sentence,
-    load_aut_population,
-    load_noveltybench_curated,
-    noveltybench_partitions,
-)
-from creagraph.tig.anchors import anchor_text, anchors_for_population, select_cliche_clusters
-from creagraph.tig.atoms import (
-    AtomExtractor,
-    OfflineExtractor,
-    OpenAIChatExtractor,
-    PreExtractedAtoms,
-    assign_types,
-    atom_form,
-    chunk_phrases,
-    is_grounded,
-    parse_json_lenient,
-)
-from creagraph.tig.audit import (
-    audit_records_for_anchors,
-    leakage_violations,
-    read_audit,
-    validate_audit_record,
-    write_audit,
-)
-from creagraph.tig.canonical import canonical_leaders, canonical_order, stem_key
-from creagraph.tig.cliche import (
-    centrality_share,
-    cliche_score,
-    internal_convergence,
-    model_coverage,
-)
-from creagraph.tig.cluster import Clustering, cluster_nodes, leiden_available
-from creagraph.tig.evaluation import adjusted_rand_index, response_labels
-from creagraph.tig.graph import graph_to_json, to_igraph, write_graph_json, write_graphml
-from creagraph.tig.io import read_atoms, read_responses, write_atoms, write_responses
-from creagraph.tig.l2mo import (
-    L2MOResult,
-    l2mo_population,
-    l2mo_population_from_scratch,
-    l2mo_results,
-    model_pairs,
-    reference_models,
-)
-from creagraph.tig.population import (
-    AtomTable,
-    Population,
-    TigConfig,
-    build_atom_table,
-    build_atom_tables,
-    build_population,
-)
-from creagraph.tig.schema import (
-    ATOM_TYPES,
-    RELATION_RULES,
-    TYPE_DESCRIPTIONS,
-    Atom,
-    AuditRecord,
-    CanonicalAtom,
-    ChecklistAnchor,
-    Cluster,
-    Response,
-    comparison_key,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name → defining module; imported on first use so that `creagraph --help`
+#: (which loads ``creagraph.tig.cli``) does not pay for numpy, scipy or igraph.
+_EXPORTS: dict[str, str] = {
+    "ATOM_TYPES": "creagraph.tig.schema",
+    "Atom": "creagraph.tig.schema",
+    "AtomExtractor": "creagraph.tig.atoms",
+    "AtomTable": "creagraph.tig.population",
+    "AuditRecord": "creagraph.tig.schema",
+    "CanonicalAtom": "creagraph.tig.schema",
+    "ChecklistAnchor": "creagraph.tig.schema",
+    "Cluster": "creagraph.tig.schema",
+    "Clustering": "creagraph.tig.cluster",
+    "L2MOResult": "creagraph.tig.l2mo",
+    "OfflineExtractor": "creagraph.tig.atoms",
+    "OpenAIChatExtractor": "creagraph.tig.atoms",
+    "Population": "creagraph.tig.population",
+    "PreExtractedAtoms": "creagraph.tig.atoms",
+    "RELATION_RULES": "creagraph.tig.schema",
+    "Response": "creagraph.tig.schema",
+    "TYPE_DESCRIPTIONS": "creagraph.tig.schema",
+    "TigConfig": "creagraph.tig.population",
+    "adjusted_rand_index": "creagraph.tig.evaluation",
+    "anchor_text": "creagraph.tig.anchors",
+    "anchors_for_population": "creagraph.tig.anchors",
+    "assign_types": "creagraph.tig.atoms",
+    "atom_form": "creagraph.tig.atoms",
+    "audit_records_for_anchors": "creagraph.tig.audit",
+    "build_atom_table": "creagraph.tig.population",
+    "build_atom_tables": "creagraph.tig.population",
+    "build_population": "creagraph.tig.population",
+    "canonical_leaders": "creagraph.tig.canonical",
+    "canonical_order": "creagraph.tig.canonical",
+    "centrality_share": "creagraph.tig.cliche",
+    "chunk_phrases": "creagraph.tig.atoms",
+    "cliche_score": "creagraph.tig.cliche",
+    "cluster_nodes": "creagraph.tig.cluster",
+    "comparison_key": "creagraph.tig.schema",
+    "default_shared_dir": "creagraph.tig.adapters",
+    "first_content_sentence": "creagraph.tig.adapters",
+    "graph_to_json": "creagraph.tig.graph",
+    "internal_convergence": "creagraph.tig.cliche",
+    "is_grounded": "creagraph.tig.atoms",
+    "l2mo_population": "creagraph.tig.l2mo",
+    "l2mo_population_from_scratch": "creagraph.tig.l2mo",
+    "l2mo_results": "creagraph.tig.l2mo",
+    "leakage_violations": "creagraph.tig.audit",
+    "leiden_available": "creagraph.tig.cluster",
+    "load_aut_population": "creagraph.tig.adapters",
+    "load_noveltybench_curated": "creagraph.tig.adapters",
+    "model_coverage": "creagraph.tig.cliche",
+    "model_pairs": "creagraph.tig.l2mo",
+    "noveltybench_partitions": "creagraph.tig.adapters",
+    "parse_json_lenient": "creagraph.tig.atoms",
+    "read_atoms": "creagraph.tig.io",
+    "read_audit": "creagraph.tig.audit",
+    "read_responses": "creagraph.tig.io",
+    "reference_models": "creagraph.tig.l2mo",
+    "response_labels": "creagraph.tig.evaluation",
+    "select_cliche_clusters": "creagraph.tig.anchors",
+    "stem_key": "creagraph.tig.canonical",
+    "to_igraph": "creagraph.tig.graph",
+    "validate_audit_record": "creagraph.tig.audit",
+    "write_atoms": "creagraph.tig.io",
+    "write_audit": "creagraph.tig.audit",
+    "write_graph_json": "creagraph.tig.graph",
+    "write_graphml": "creagraph.tig.graph",
+    "write_responses": "creagraph.tig.io",
+}
+
 
 __all__ = [
     "ATOM_TYPES",
@@ -150,3 +159,16 @@ __all__ = [
     "write_graphml",
     "write_responses",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'creagraph.tig' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
