@@ -13,7 +13,10 @@ Incremental computation
     scores (:func:`~creagraph.tig.population.build_population` with a model subset). This
     gives exactly what a from-scratch build over the reference responses gives
     (:func:`l2mo_population_from_scratch`; equality is tested) because every step depends
-    only on the included atoms' forms, counts and vectors.
+    only on the included atoms' forms, counts and vectors. (This needs an embedder that
+    returns the same vector for a text whatever it is batched with; the default
+    :class:`~creagraph.core.embeddings.CachedEmbedder` does, since a text is embedded once
+    and then read from its cache, and similarities are rounded to 1e-6 before use.)
 
 Examples
 --------
