@@ -180,6 +180,14 @@ class KnowledgeGraph(Protocol):
         with its members, in a deterministic order (property, then entity id)."""
         ...
 
+    def degree(self, qid: str) -> int:
+        """Number of statements with ``qid`` as subject or object."""
+        ...
+
+    def labels(self, idents: Iterable[str]) -> dict[str, str]:
+        """Labels of many items/properties at once (ids without a label are left out)."""
+        ...
+
     def stats(self) -> dict[str, int]:
         """At least ``statements``, ``entities`` and ``properties``."""
         ...

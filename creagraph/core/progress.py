@@ -26,8 +26,15 @@ def progress(
     )
 
 
-def progress_bar(*, total: float | None = None, desc: str = "", unit: str = "it", **kwargs) -> tqdm:
+def progress_bar(
+    *, total: float | None = None, desc: str = "", unit: str = "it", disable: bool = False, **kwargs
+) -> tqdm:
     """A manually updated progress bar (``bar.update(n)``), e.g. for bytes read."""
     return tqdm(
-        total=total, desc=desc, unit=unit, dynamic_ncols=True, disable=_disabled(), **kwargs
+        total=total,
+        desc=desc,
+        unit=unit,
+        dynamic_ncols=True,
+        disable=disable or _disabled(),
+        **kwargs,
     )

@@ -18,8 +18,13 @@ def build_scorer(
     factuality_threshold: float = 1.0,
     llm_base_url: str | None = None,
     llm_model: str | None = None,
+    ceiling_k: int | None = None,
 ):
-    """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from command-line choices."""
+    """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from command-line choices.
+
+    With ``ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the graph's
+    ceiling for each query (the CLI is the one place that wires the two jobs together).
+    """
     from creagraph.core.embeddings import default_embedder
     from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
     from creagraph.scoring.pipeline import Scorer
@@ -30,7 +35,7 @@ def build_scorer(
         raise InputError(f"--mode must be paper or published, not {mode!r}")
     embedder = default_embedder()
     kg = entity_linker = relation_linker = None
-    if judge in ("kg", "hybrid") or store is not None or endpoint is not None:
+    if judge in ("kg", "hybrid") or store is not None or endpoint is not None or ceiling_k:
         from creagraph.kg import open_graph
         from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
 
@@ -54,7 +59,33 @@ def build_scorer(
         entity_linker,
         relation_linker,
         kg,
+        ceiling=_ceiling_hook(kg, embedder, mode, ceiling_k) if ceiling_k else None,
     )
+
+
+def _ceiling_hook(kg, embedder, mode: str, k: int):
+    import math
+
+    from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
+
+    def clean(x: float) -> float | None:
+        return None if x is None or math.isnan(x) else x
+
+    def hook(ids: dict, utility: dict[str, float], grounded: list) -> dict:
+        oracle = oracle_paths(kg, ids, k=k, embedder=embedder, mode=mode)
+        return {
+            "k": k,
+            "n_paths": oracle.n_paths,
+            "n_strong": oracle.n_strong,
+            "truncated": oracle.truncated,
+            "utility": {str(g): v for g, v in oracle.ceiling.items()},
+            "fraction": {
+                str(g): clean(ceiling_fraction(utility[str(g)], oracle, g)) for g in oracle.ceiling
+            },
+            "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
+        }
+
+    return hook
 
 
 def register(app: typer.Typer) -> None:
@@ -80,6 +111,10 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="OpenAI-compatible base URL.")
         ] = None,
         llm_model: Annotated[str | None, typer.Option(help="Model name at that endpoint.")] = None,
+        ceiling: Annotated[
+            bool, typer.Option(help="Also report the graph's oracle ceiling and path recall.")
+        ] = False,
+        ceiling_k: Annotated[int, typer.Option(help="Oracle path length bound.")] = 3,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -91,7 +126,14 @@ def register(app: typer.Typer) -> None:
 
         rows = read_answers(inputs, model)
         scorer = build_scorer(
-            judge, mode, store, endpoint, factuality_threshold, llm_base_url, llm_model
+            judge,
+            mode,
+            store,
+            endpoint,
+            factuality_threshold,
+            llm_base_url,
+            llm_model,
+            ceiling_k if ceiling else None,
         )
         counts = score_files(rows, scorer, out)
         typer.echo(

@@ -19,6 +19,12 @@ Decisions where the SPEC is silent:
   reported beside it.
 - ``--mode published`` switches both the validity rule and the utility discount (and the
   empty-set score) to the published code's behaviour.
+- With a ``ceiling`` hook (``creagraph score --ceiling``, wired to the query generator's
+  oracle, SPEC §3.8), each query record also gets the graph's ceiling utility, the model's
+  utility as a fraction of it, and the recall of the graph's strong paths by the model's
+  kept paths whose every triple was verified in the graph. A row needs the query's ids:
+  ``entity_a_id``/``rel_b_id``/``entity_b_id`` (generated queries) or the published
+  ``triple1``…``triple3`` source path.
 """
 
 from __future__ import annotations
@@ -52,6 +58,28 @@ __all__ = ["Scorer", "ScoreResult", "score_files", "summarize", "REPORTED_GAMMAS
 
 REPORTED_GAMMAS = (0.7, 0.9)
 CURVE_GAMMAS = tuple(round(0.1 * i, 1) for i in range(11))
+
+
+def query_ids(row: AnswerRow) -> dict[str, Any] | None:
+    """The query's start/relation/target ids, from generated-query fields or the published
+    source path (``triple1`` holds the start entity, the last ``tripleN`` the target)."""
+    extra = row.extra
+    if all(extra.get(k) for k in ("entity_a_id", "rel_b_id", "entity_b_id")):
+        return {
+            k: extra[k]
+            for k in ("entity_a_id", "rel_b_id", "entity_b_id", "query_id")
+            if k in extra
+        }
+    triples = [extra.get(f"triple{i}") for i in range(1, 6)]
+    triples = [t for t in triples if isinstance(t, list) and len(t) == 3]
+    if not triples:
+        return None
+    return {
+        "entity_a_id": triples[0][0],
+        "rel_b_id": triples[-1][1],
+        "entity_b_id": triples[-1][2],
+        "source_path": [{"ids": t} for t in triples],
+    }
 
 
 def _finite(x: float) -> float | None:
@@ -89,6 +117,7 @@ class Scorer:
     entity_linker: Any = None
     relation_linker: Any = None
     kg: Any = None
+    ceiling: Any = None
     _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def _names(self, mention: str) -> tuple[str, ...]:
@@ -123,6 +152,7 @@ class Scorer:
         path_records: list[dict[str, Any]] = []
         kept_strings: list[str] = []
         kept_quality: list[float] = []
+        kept_grounded: list[list[list[str]] | None] = []
         status_counts: dict[str, int] = {}
         for i, path in enumerate(parsed.paths):
             validity = self._validity(row, path.triples)
@@ -145,6 +175,10 @@ class Scorer:
             if kept:
                 kept_strings.append(text)
                 kept_quality.append(quality)
+                verified = all(j.status == "verified" for j in judgments)
+                kept_grounded.append(
+                    [j.evidence["ids"] for j in judgments] if verified and judgments else None
+                )
             path_records.append(
                 {
                     "model": row.model,
@@ -192,6 +226,11 @@ class Scorer:
             "triple_status": dict(sorted(status_counts.items())),
             "source": row.source,
         }
+        if self.ceiling is not None:
+            ids = query_ids(row)
+            query["ceiling"] = (
+                self.ceiling(ids, query["utility"], kept_grounded) if ids is not None else None
+            )
         return ScoreResult(path_records, query)
 
 
