@@ -153,12 +153,9 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
     return results
 
 
-_WORKER_TABLES: dict[str, AtomTable] = {}
-
-
 def _worker(args: tuple) -> list[L2MOResult]:
-    task_id, pairs, config, top_k, min_models, concept = args
-    return _task_results(_WORKER_TABLES[task_id], pairs, config, top_k, min_models, concept)
+    table, pairs, config, top_k, min_models, concept = args
+    return _task_results(table, pairs, config, top_k, min_models, concept)
 
 
 def l2mo_results(
@@ -187,7 +184,8 @@ def l2mo_results(
     concepts : dict task_id → str, optional
         The concept named in anchor questions per task.
     n_jobs : int
-        Worker processes (fork start method; tasks are distributed whole). 1 = in process.
+        Worker processes (spawned; each task's table is sent whole to one worker).
+        1 = in this process.
     show_progress : bool
         A progress bar over tasks.
 
@@ -206,19 +204,16 @@ def l2mo_results(
             task_pairs = [tuple(sorted(p)) for p in pairs
                           if p[0] in table.models and p[1] in table.models]
         jobs.append((task_id, task_pairs, config, top_k, min_models, concepts.get(task_id)))
-    if n_jobs > 1 and "fork" in multiprocessing.get_all_start_methods() and len(jobs) > 1:
-        _WORKER_TABLES.clear()
-        _WORKER_TABLES.update(tables)
-        try:
-            context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=min(n_jobs, os.cpu_count() or 1),
-                                     mp_context=context) as pool:
-                outputs = pool.map(_worker, jobs)
-                for batch in progress(outputs, total=len(jobs), desc="L2MO anchors",
-                                      unit="task") if show_progress else outputs:
-                    yield from batch
-        finally:
-            _WORKER_TABLES.clear()
+    if n_jobs > 1 and len(jobs) > 1:
+        # "spawn": fresh interpreters, so no lock or thread pool (torch, BLAS, sqlite) of
+        # this process is inherited half-held, as can happen with "fork"
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(n_jobs, os.cpu_count() or 1),
+                                 mp_context=context) as pool:
+            outputs = pool.map(_worker, ((tables[job[0]], *job[1:]) for job in jobs))
+            for batch in progress(outputs, total=len(jobs), desc="L2MO anchors",
+                                  unit="task") if show_progress else outputs:
+                yield from batch
         return
     for job in progress(jobs, total=len(jobs), desc="L2MO anchors", unit="task") \
             if show_progress else jobs:
