@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -146,7 +143,10 @@ Triples:
 
 
 class LlmJudge:
-    """A judge that asks an OpenAI-compatible chat-completions endpoint.
+    """A judge that asks an OpenAI-compatible chat-completions endpoint (SPEC §3.4).
+
+    It asks for the same quantities the knowledge graph gives: class-size estimates of
+    C_A and C_B per triple (mapped to σ with the published mapping) and factuality.
 
     Parameters
     ----------
@@ -169,47 +169,25 @@ class LlmJudge:
         timeout: float = 120.0,
         retries: int = 3,
     ):
-        self.base_url = (base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL") or "").rstrip("/")
-        self.model = model or os.environ.get("CREAGRAPH_LLM_MODEL") or ""
-        if not self.base_url or not self.model:
+        from creagraph.core.llm import ChatClient
+
+        base_url = base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
+        model = model or os.environ.get("CREAGRAPH_LLM_MODEL")
+        if not base_url or not model:
             raise InputError(
                 "the llm judge needs an OpenAI-compatible endpoint: --llm-base-url and "
                 "--llm-model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
             )
-        self.api_key = (
-            api_key or os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self.model = model
+        self.client = ChatClient(
+            base_url,
+            model=model,
+            api_key=api_key
+            or os.environ.get("CREAGRAPH_LLM_API_KEY")
+            or os.environ.get("OPENAI_API_KEY"),
+            timeout=timeout,
+            retries=retries,
         )
-        self.timeout = timeout
-        self.retries = retries
-
-    def _chat(self, prompt: str) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [{"role": "user", "content": prompt}],
-            }
-        ).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": "creagraph"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            request = urllib.request.Request(
-                f"{self.base_url}/chat/completions", data=body, headers=headers
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    payload = json.loads(response.read())
-                return payload["choices"][0]["message"]["content"]
-            except urllib.error.HTTPError as exc:
-                if exc.code not in (429, 500, 502, 503, 504):
-                    raise RuntimeError(f"{self.base_url}: HTTP {exc.code}") from exc
-                last = exc
-            except (urllib.error.URLError, TimeoutError, KeyError, json.JSONDecodeError) as exc:
-                last = exc
-            time.sleep(min(30.0, 2.0**attempt))
-        raise RuntimeError(f"{self.base_url}: no answer after {self.retries + 1} attempts: {last}")
 
     def judge(self, row, path_index, triples):
         from creagraph.scoring.parse import _load
@@ -217,26 +195,23 @@ class LlmJudge:
         listing = "\n".join(
             f"{i + 1}. {json.dumps(list(t), ensure_ascii=False)}" for i, t in enumerate(triples)
         )
-        content = self._chat(LLM_PROMPT.replace("{triples}", listing))
+        content = self.client.chat(
+            [{"role": "user", "content": LLM_PROMPT.replace("{triples}", listing)}],
+            max_tokens=64 * len(triples) + 64,
+        )
         try:
             start, end = content.find("{"), content.rfind("}")
-            data = _load(content[start : end + 1], [])
-            items = data["triples"]
+            items = _load(content[start : end + 1], [])["triples"]
         except (ValueError, KeyError, TypeError):
             items = []
         out = []
         for i in range(len(triples)):
             item = items[i] if i < len(items) and isinstance(items[i], dict) else None
             evidence = {"backend": f"llm:{self.model}"}
-            if item is None:
-                out.append(
-                    TripleJudgment(None, None, "unparsed", {**evidence, "raw": content[:500]})
-                )
-                continue
             try:
                 size = max(int(item.get("class_a", 0)), int(item.get("class_b", 0)))
                 factual = float(item.get("factual", 0))
-            except (TypeError, ValueError):
+            except (AttributeError, TypeError, ValueError):
                 out.append(
                     TripleJudgment(None, None, "unparsed", {**evidence, "raw": content[:500]})
                 )
