@@ -150,8 +150,9 @@ class CachedEmbedder:
         path = Path(cache_path) if cache_path else default_cache_dir() / "embeddings.sqlite"
         path.parent.mkdir(parents=True, exist_ok=True)
         self.cache_path = path
-        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
         try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
             )

@@ -163,7 +163,8 @@ def _accent_insensitive(token: str) -> str:
 class _ResponseCache:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
+        self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS responses (key BLOB PRIMARY KEY, body TEXT NOT NULL)"
         )

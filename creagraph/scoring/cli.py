@@ -8,38 +8,31 @@ from typing import Annotated
 import typer
 
 from creagraph.core.io import InputError, dumps, read_jsonl, write_records
+from creagraph.scoring.distributed import ScorerConfig
 
 
-def build_scorer(
-    judge: str,
-    mode: str,
-    store: Path | None,
-    endpoint: str | None,
-    factuality_threshold: float = 1.0,
-    llm_base_url: str | None = None,
-    llm_model: str | None = None,
-    ceiling_k: int | None = None,
-):
+def build_scorer(config: ScorerConfig):
     """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from command-line choices.
 
     With ``ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the graph's
     ceiling for each query (the CLI is the one place that wires the two jobs together).
+    Called once per process, also on distributed workers.
     """
+    judge, mode, store, endpoint = config.judge, config.mode, config.store, config.endpoint
+    llm_base_url, llm_model, ceiling_k = config.llm_base_url, config.llm_model, config.ceiling_k
+    factuality_threshold = config.factuality_threshold
     from creagraph.core.embeddings import default_embedder
     from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
     from creagraph.scoring.pipeline import Scorer
 
-    if judge not in ("kg", "stored", "llm", "hybrid"):
-        raise InputError(f"--judge must be kg, stored, llm or hybrid, not {judge!r}")
-    if mode not in ("paper", "published"):
-        raise InputError(f"--mode must be paper or published, not {mode!r}")
+    config.validate()
     embedder = default_embedder()
     kg = entity_linker = relation_linker = None
     if judge in ("kg", "hybrid") or store is not None or endpoint is not None or ceiling_k:
         from creagraph.kg import open_graph
         from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
 
-        kg = open_graph(store, endpoint)
+        kg = open_graph(Path(store) if store is not None else None, endpoint)
         entity_linker = EntityLinker(kg)
         relation_linker = RelationLinker(kg, embedder)
     if judge == "stored":
@@ -115,6 +108,12 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Also report the graph's oracle ceiling and path recall.")
         ] = False,
         ceiling_k: Annotated[int, typer.Option(help="Oracle path length bound.")] = 3,
+        workers: Annotated[
+            int, typer.Option(help="Score on a local Dask cluster of this many processes.")
+        ] = 0,
+        scheduler: Annotated[
+            str | None, typer.Option(help="Address of an existing Dask scheduler to use.")
+        ] = None,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -125,17 +124,24 @@ def register(app: typer.Typer) -> None:
         from creagraph.scoring.pipeline import score_files
 
         rows = read_answers(inputs, model)
-        scorer = build_scorer(
+        config = ScorerConfig(
             judge,
             mode,
-            store,
+            str(store) if store is not None else None,
             endpoint,
             factuality_threshold,
             llm_base_url,
             llm_model,
             ceiling_k if ceiling else None,
         )
-        counts = score_files(rows, scorer, out)
+        config.validate()
+        if workers or scheduler:
+            from creagraph.scoring.distributed import dask_client, dask_runner
+
+            with dask_client(scheduler, workers) as client:
+                counts = score_files(rows, None, out, run=dask_runner(client, config, build_scorer))
+        else:
+            counts = score_files(rows, build_scorer(config), out)
         typer.echo(
             f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
             f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"

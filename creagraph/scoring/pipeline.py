@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,10 +270,17 @@ def summarize(queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def score_files(
     rows: Sequence[AnswerRow],
-    scorer: Scorer,
+    scorer: Scorer | None,
     out_dir: str | os.PathLike[str],
+    *,
+    run: Callable[[list[AnswerRow]], Iterator[ScoreResult]] | None = None,
 ) -> dict[str, Any]:
-    """Score rows into ``out_dir`` (resumable); returns counts of scored and skipped rows."""
+    """Score rows into ``out_dir`` (resumable); returns counts of scored and skipped rows.
+
+    ``run`` replaces the local loop (``scorer.score`` per row) with another executor that
+    yields results in input order, e.g. :func:`creagraph.scoring.distributed.dask_runner`;
+    outputs are written the same way either way.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     queries_path, paths_path = out / "queries.jsonl", out / "paths.jsonl"
@@ -298,8 +305,8 @@ def score_files(
             )
         seen.add(r.key)
     with JsonlAppender(paths_path) as paths_out, JsonlAppender(queries_path) as queries_out:
-        for row in progress(todo, total=len(todo), desc="score", unit="query"):
-            result = scorer.score(row)
+        results = run(todo) if run is not None else (scorer.score(r) for r in todo)
+        for result in progress(results, total=len(todo), desc="score", unit="query"):
             for record in result.paths:
                 paths_out.write(record)
             queries_out.write(result.query)
