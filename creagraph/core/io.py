@@ -188,7 +188,16 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pylist([dict(r) for r in records])
+        try:
+            table = pa.Table.from_pylist([dict(r) for r in records])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            # Heterogeneous nested values (e.g. evidence dicts): store them as JSON text.
+            table = pa.Table.from_pylist(
+                [
+                    {k: (dumps(v) if isinstance(v, list | dict) else v) for k, v in r.items()}
+                    for r in records
+                ]
+            )
         with atomic_write(p, mode="wb") as handle:
             pq.write_table(table, handle)
     else:

@@ -114,6 +114,9 @@ def register(app: typer.Typer) -> None:
         scheduler: Annotated[
             str | None, typer.Option(help="Address of an existing Dask scheduler to use.")
         ] = None,
+        parquet: Annotated[
+            bool, typer.Option(help="Also write paths/queries/summary as Parquet.")
+        ] = False,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -142,6 +145,13 @@ def register(app: typer.Typer) -> None:
                 counts = score_files(rows, None, out, run=dask_runner(client, config, build_scorer))
         else:
             counts = score_files(rows, build_scorer(config), out)
+        if parquet:
+            from creagraph.scoring.pipeline import summarize
+
+            queries = read_jsonl(out / "queries.jsonl")
+            write_records(out / "queries.parquet", queries)
+            write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
+            write_records(out / "summary.parquet", summarize(queries))
         typer.echo(
             f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
             f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"

@@ -126,3 +126,43 @@ def test_distinct_command(sample_files, tmp_path):
 @pytest.mark.parametrize("flag", [["--judge", "nope"], ["--mode", "nope"]])
 def test_bad_choices(sample_files, tmp_path, flag):
     assert main(["score", str(sample_files[0]), *flag, "--out", str(tmp_path / "x")]) == 2
+
+
+def test_parquet_input_and_output(sample_files, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in sample_files[1].open()][:4]
+    keep = [
+        "index",
+        "query",
+        "entity_a",
+        "entity_b",
+        "rel_b",
+        "path_prediction",
+        "raw_salience_scores_0",
+        "parsed_scores_factuality_0",
+    ]
+    src = tmp_path / "answers.parquet"
+    pq.write_table(pa.Table.from_pylist([{k: r[k] for k in keep} for r in rows]), src)
+    out = tmp_path / "o"
+    assert (
+        main(
+            [
+                "score",
+                str(src),
+                "--model",
+                "gpt-5",
+                "--judge",
+                "stored",
+                "--parquet",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    queries = pq.read_table(out / "queries.parquet").to_pylist()
+    assert [q["index"] for q in queries] == [r["index"] for r in rows]
+    assert pq.read_table(out / "summary.parquet").to_pylist()[0]["model"] == "gpt-5"
+    assert pq.read_table(out / "paths.parquet").num_rows == len(read_jsonl(out / "paths.jsonl"))
