@@ -201,6 +201,38 @@ def register(app: typer.Typer) -> None:
             )
 
     @app.command()
+    def report(
+        results: Annotated[list[Path], typer.Argument(help="Score output dirs (queries.jsonl).")],
+        out: Annotated[Path, typer.Option("--out", help="Report directory.")],
+        distinct_dir: Annotated[
+            Path | None, typer.Option("--distinct", help="Output dir of `creagraph distinct`.")
+        ] = None,
+        resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
+    ) -> None:
+        """Leaderboard with bootstrap CIs (CSV, HTML), utility-vs-patience curves and
+        distinctiveness distributions (PNG)."""
+        from creagraph.core.io import read_records
+        from creagraph.scoring.report import write_report
+
+        queries = []
+        for item in results:
+            queries.extend(read_jsonl(item / "queries.jsonl" if item.is_dir() else item))
+        if not queries:
+            raise InputError("no scored queries found in the given results")
+        paths, summary = [], []
+        if distinct_dir is not None:
+            paths = read_jsonl(distinct_dir / "distinct_paths.jsonl")
+            summary = read_records(distinct_dir / "distinct_summary.csv")
+            for row in summary:
+                for key in ("avg_nu", "max_nu"):
+                    row[key] = float(row[key]) if row.get(key) not in (None, "") else None
+        files = write_report(
+            queries, out, distinct_paths=paths, distinct_summary=summary, n_resamples=resamples
+        )
+        for f in files:
+            typer.echo(f"wrote {f}")
+
+    @app.command()
     def distance(
         pairs: Annotated[
             Path, typer.Argument(help='JSONL lines {"a": [[h,r,t],...], "b": [...]}.')

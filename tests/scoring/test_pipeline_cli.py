@@ -166,3 +166,41 @@ def test_parquet_input_and_output(sample_files, tmp_path):
     assert [q["index"] for q in queries] == [r["index"] for r in rows]
     assert pq.read_table(out / "summary.parquet").to_pylist()[0]["model"] == "gpt-5"
     assert pq.read_table(out / "paths.parquet").num_rows == len(read_jsonl(out / "paths.jsonl"))
+
+
+def test_report_command(sample_files, tmp_path):
+    out = tmp_path / "s"
+    assert main(["score", *map(str, sample_files), "--judge", "stored", "--out", str(out)]) == 0
+    assert main(["distinct", str(out), "--out", str(tmp_path / "d")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(out),
+                "--distinct",
+                str(tmp_path / "d"),
+                "--resamples",
+                "200",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 0
+    )
+    for name in (
+        "leaderboard.csv",
+        "leaderboard.html",
+        "utility_curves.png",
+        "distinctiveness.png",
+    ):
+        assert (tmp_path / "r" / name).stat().st_size > 0
+    assert (tmp_path / "r" / "utility_curves.png").read_bytes()[:4] == b"\x89PNG"
+    with (tmp_path / "r" / "leaderboard.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 4
+    for r in rows:
+        assert float(r["s_0.9_ci_low"]) <= float(r["s_0.9"]) <= float(r["s_0.9_ci_high"])
+        assert r["avg_nu"] != ""
+    s09 = [float(r["s_0.9"]) for r in rows]
+    assert s09 == sorted(s09, reverse=True)
+    assert "<table>" in (tmp_path / "r" / "leaderboard.html").read_text()
