@@ -1,11 +1,12 @@
-"""Where the repository's data folders live (``wikidata/``)."""
+"""Where the repository's data folders live (``wikidata/``), and small readers of them."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
-__all__ = ["wikidata_dir", "default_store_dir", "default_slice_path"]
+__all__ = ["wikidata_dir", "default_store_dir", "default_slice_path", "inverse_labels"]
 
 
 def wikidata_dir() -> Path:
@@ -40,3 +41,20 @@ def default_slice_path() -> Path:
         return Path(env)
     root = Path(__file__).resolve().parents[2]
     return root.parent / "shared" / "data" / "wikidata-slice" / "slice.nt.gz"
+
+
+@functools.cache
+def inverse_labels() -> dict[str, str]:
+    """PID -> inverse phrasing, from ``wikidata/inverse_labels.tsv``."""
+    out: dict[str, str] = {}
+    path = wikidata_dir() / "inverse_labels.tsv"
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise ValueError(
+                f"{path}:{lineno}: expected 3 tab-separated fields (pid, label, inverse)"
+            )
+        out[parts[0]] = parts[2]
+    return out

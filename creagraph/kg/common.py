@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from creagraph.core.graph import SearchHit
-from creagraph.core.paths import wikidata_dir
+from creagraph.core.paths import inverse_labels
 
 __all__ = ["inverse_labels", "rank_hits", "id_number"]
-
-
-@functools.cache
-def inverse_labels() -> dict[str, str]:
-    """PID -> inverse phrasing, from ``wikidata/inverse_labels.tsv``."""
-    out: dict[str, str] = {}
-    path = wikidata_dir() / "inverse_labels.tsv"
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split("\t")
-        if len(parts) != 3:
-            raise ValueError(
-                f"{path}:{lineno}: expected 3 tab-separated fields (pid, label, inverse)"
-            )
-        out[parts[0]] = parts[2]
-    return out
 
 
 def id_number(ident: str) -> int:

@@ -26,9 +26,8 @@ import numpy as np
 
 from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.metrics import specificity
-from creagraph.core.paths import wikidata_dir
+from creagraph.core.paths import inverse_labels, wikidata_dir
 from creagraph.core.text import normalize_loose
-from creagraph.kg.common import inverse_labels
 
 __all__ = [
     "EntityLink",
