@@ -53,7 +53,29 @@ def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
     if cats:
         c = cats[0]
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
+    run_querygen_demo(kg)
     run_scoring_demo(target)
+
+
+def run_querygen_demo(kg) -> None:
+    """Generate a few CREATE queries from the graph and show one source path and its ceiling."""
+    from creagraph.querygen import generate_queries, oracle_paths
+
+    typer.secho("\n== CREATE queries generated from the graph (seed 7)", bold=True)
+    result = generate_queries(kg, 4, 7)
+    for record in result.records:
+        typer.echo(f"  [{record['source_relation']}] {record['query']}")
+    first = result.records[0]
+    path = " ; ".join(
+        f"({t['subject_label']}, {t['property_label']}, {t['object_label']})"
+        for t in first["source_path"]
+    )
+    typer.echo(f"  source path of the first: {path}")
+    oracle = oracle_paths(kg, first, k=3)
+    typer.echo(
+        f"  graph ceiling at k=3: {oracle.n_paths} paths, {oracle.n_strong} strong, "
+        f"s0.9 = {oracle.ceiling[0.9]:.2f}"
+    )
 
 
 def run_scoring_demo(store: Path) -> None:
