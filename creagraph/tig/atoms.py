@@ -7,7 +7,7 @@ Core Idea (no invented atoms; an idea with fewer than three content words yields
 * :class:`PreExtractedAtoms` — atoms already extracted (a file or a mapping by response id);
   every atom is checked to be grounded in its idea.
 * :class:`OpenAIChatExtractor` — an LLM behind an OpenAI-compatible ``/chat/completions``
-  endpoint (HTTP via ``urllib``); the reply is parsed leniently (:func:`parse_json_lenient`
+  endpoint (via :class:`creagraph.core.llm.ChatClient`); the reply is parsed leniently (:func:`parse_json_lenient`
   repairs fenced, commented and trailing-comma JSON) and ungrounded atoms are dropped.
 * :class:`OfflineExtractor` — no LLM: regex chunking into noun/verb phrases around
   stopwords (:func:`chunk_phrases`), then typing each phrase by embedding similarity to the
@@ -30,9 +30,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -40,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from creagraph.core.io import InputError
+from creagraph.core.llm import ChatClient
 from creagraph.core.text import normalize
 from creagraph.tig.schema import (
     ATOM_TYPES,
@@ -65,7 +63,6 @@ __all__ = [
     "parse_json_lenient",
     "atoms_from_llm_reply",
     "build_extraction_messages",
-    "build_chat_request",
 ]
 
 MIN_ATOMS = 3
@@ -741,37 +738,6 @@ def build_extraction_messages(response: Response) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def build_chat_request(
-    messages: list[dict[str, str]],
-    *,
-    base_url: str,
-    model: str,
-    api_key: str | None = None,
-    temperature: float = 0.0,
-    timeout: float = 60.0,
-) -> urllib.request.Request:
-    """An OpenAI-compatible ``POST {base_url}/chat/completions`` request.
-
-    Examples
-    --------
-    >>> req = build_chat_request([{"role": "user", "content": "hi"}],
-    ...                          base_url="http://localhost:8000/v1", model="m", api_key="k")
-    >>> req.full_url, req.get_header("Authorization")
-    ('http://localhost:8000/v1/chat/completions', 'Bearer k')
-    """
-    body = {"model": model, "messages": messages, "temperature": temperature}
-    request = urllib.request.Request(
-        base_url.rstrip("/") + "/chat/completions",
-        data=json.dumps(body).encode("utf-8"),
-        method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": "creagraph-tig/0.1"},
-    )
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    request.timeout = timeout  # type: ignore[attr-defined]
-    return request
-
-
 class OpenAIChatExtractor:
     """Atoms from an LLM behind an OpenAI-compatible chat-completions endpoint.
 
@@ -817,36 +783,18 @@ class OpenAIChatExtractor:
             raise ValueError("no LLM endpoint: pass base_url or set CREAGRAPH_LLM_BASE_URL")
         if not self.model:
             raise ValueError("no LLM model: pass model or set CREAGRAPH_LLM_MODEL")
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.backoff = backoff
+        self.client = ChatClient(
+            self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            timeout=timeout,
+            retries=max_retries,
+            backoff=backoff,
+        )
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """Send one chat request; return the first choice's message content."""
-        request = build_chat_request(
-            messages, base_url=self.base_url, model=self.model, api_key=self.api_key,
-            timeout=self.timeout,
-        )
-        for attempt in range(self.max_retries + 1):
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as reply:
-                    payload = json.loads(reply.read().decode("utf-8"))
-                break
-            except urllib.error.HTTPError as exc:
-                if exc.code not in (429, 500, 502, 503, 504) or attempt == self.max_retries:
-                    raise RuntimeError(
-                        f"{request.full_url}: HTTP {exc.code} {exc.reason}"
-                    ) from exc
-            except urllib.error.URLError as exc:
-                if attempt == self.max_retries:
-                    raise RuntimeError(f"{request.full_url}: {exc.reason}") from exc
-            time.sleep(self.backoff * 2**attempt)
-        try:
-            return str(payload["choices"][0]["message"]["content"])
-        except (KeyError, IndexError, TypeError) as exc:
-            raise RuntimeError(
-                f"{request.full_url}: reply is not a chat completion: {str(payload)[:200]}"
-            ) from exc
+        return self.client.chat(messages, max_tokens=400)
 
     def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
         result: list[list[Atom]] = []
