@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
-from creagraph.core.metrics import greedy_order
+from creagraph.core.metrics import greedy_order, path_string
 from creagraph.core.paths import default_slice_path, default_store_dir
 from creagraph.kg import EmbeddedKG, import_dumps
 from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
@@ -78,17 +78,17 @@ def main() -> None:
                 f"{n_paths / dt:.1f} paths/s"
             )
         strings = [
-            " | ".join(" ".join(t) for t in p.triples)
+            path_string(p.triples)
             for r in rows
             for p in parse_answer(r.answer).paths
+            if all(len(t) == 3 for t in p.triples)
         ]
         model.encode(strings[:8])
         t = time.perf_counter()
         model.encode(strings)
         dt = time.perf_counter() - t
-        print(
-            f"pure embedding: {len(strings)} strings in {dt:.1f} s = {len(strings) / dt:.0f} strings/s"
-        )
+        rate = len(strings) / dt
+        print(f"pure embedding: {len(strings)} path strings in {dt:.1f} s = {rate:.0f} strings/s")
 
     rng = np.random.default_rng(0)
     for n in (100, 1000, 5000):

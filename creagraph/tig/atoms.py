@@ -7,8 +7,9 @@ Core Idea (no invented atoms; an idea with fewer than three content words yields
 * :class:`PreExtractedAtoms` — atoms already extracted (a file or a mapping by response id);
   every atom is checked to be grounded in its idea.
 * :class:`OpenAIChatExtractor` — an LLM behind an OpenAI-compatible ``/chat/completions``
-  endpoint (via :class:`creagraph.core.llm.ChatClient`); the reply is parsed leniently (:func:`parse_json_lenient`
-  repairs fenced, commented and trailing-comma JSON) and ungrounded atoms are dropped.
+  endpoint (via :class:`creagraph.core.llm.ChatClient`); the reply is parsed leniently
+  (:func:`parse_json_lenient` repairs fenced, commented and trailing-comma JSON) and
+  ungrounded atoms are dropped.
 * :class:`OfflineExtractor` — no LLM: regex chunking into noun/verb phrases around
   stopwords (:func:`chunk_phrases`), then typing each phrase by embedding similarity to the
   type prototypes of :data:`~creagraph.tig.schema.TYPE_PROTOTYPES` with the packaged
