@@ -55,6 +55,7 @@ def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
     run_querygen_demo(kg)
     run_scoring_demo(target)
+    run_tig_demo()
 
 
 def run_querygen_demo(kg) -> None:
@@ -137,3 +138,29 @@ def run_scoring_demo(store: Path) -> None:
                     )
             if shown >= 5:
                 return
+
+
+def run_tig_demo() -> None:
+    """Novelty checklist anchors for one AUT object, leaving out the two compared models."""
+    from creagraph.tig import (
+        anchors_for_population,
+        build_atom_tables,
+        l2mo_population,
+        load_aut_population,
+    )
+
+    try:
+        responses = load_aut_population(objects=["paperclip"])
+    except FileNotFoundError:
+        typer.echo("(no AUT population found in ../shared; skipping the TIG demo)")
+        return
+    typer.secho("\n== Ekphrasis novelty anchors (AUT 'paperclip', offline extractor)", bold=True)
+    table = next(iter(build_atom_tables(responses, show_progress=False).values()))
+    pair = ("claude/claude-sonnet-4-20250514", "gpt/gpt-5")
+    population = l2mo_population(table, pair)
+    typer.echo(
+        f"  {len(table.responses)} ideas from {len(table.models)} models; comparing {pair[0]} vs "
+        f"{pair[1]}: reference = the other {len(table.models) - 2} models"
+    )
+    for anchor in anchors_for_population(population, top_k=3):
+        typer.echo(f"  [{anchor.cliche_score:.2f}] {anchor.text}")
