@@ -8,29 +8,13 @@ from typing import Annotated
 
 import typer
 
+from creagraph.cliopts import EndpointOpt, StoreOpt, open_graph_option
 from creagraph.core.graph import is_pid, is_qid
 from creagraph.core.io import InputError, dumps
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="Embedded store directory (default: $CREAGRAPH_STORE or ~/.cache/creagraph/store).",
-    ),
-]
-EndpointOpt = Annotated[
-    str | None,
-    typer.Option("--endpoint", help="SPARQL endpoint URL; selects the SPARQL backend."),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-
-
-def _graph(store: Path | None, endpoint: str | None):
-    from creagraph.kg import open_graph
-
-    return open_graph(store, endpoint)
 
 
 def _fmt(kg, ident: str) -> str:
@@ -72,7 +56,7 @@ def import_cmd(
 @app.command()
 def info(store: StoreOpt = None, endpoint: EndpointOpt = None, as_json: JsonOpt = False) -> None:
     """Print statement, entity and property counts."""
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     stats = kg.stats()
     if as_json:
         typer.echo(dumps({"backend": kg.backend, **stats}))
@@ -90,7 +74,7 @@ def entity(
     as_json: JsonOpt = False,
 ) -> None:
     """Show an entity's or property's label, aliases and description."""
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     if is_qid(ident):
         record = kg.entity(ident)
     elif is_pid(ident):
@@ -125,7 +109,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Find entities (or properties) by label or alias: exact, then fuzzy."""
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     hits = kg.search(text, limit=limit, fuzzy=fuzzy, kind=kind)
     if not hits:
         typer.echo(f"no match for {text!r}", err=True)
@@ -151,7 +135,7 @@ def neighbors(
     """List an entity's out- and/or in-edges."""
     if direction not in ("out", "in", "both"):
         raise InputError(f"--direction must be out, in or both, not {direction!r}")
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     if kg.entity(ident) is None:
         raise InputError(f"unknown id: {ident} is not in the graph")
     groups = []
@@ -197,7 +181,7 @@ def class_size(
     """Exact class sizes (SPEC §3.4): members sharing PROP with a given object or subject."""
     if subject is None and obj is None:
         raise InputError("give --object Q… and/or --subject Q…")
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     out: dict[str, int | str] = {"property": prop}
     if obj is not None:
         out["object"] = obj

@@ -8,27 +8,10 @@ from typing import Annotated
 
 import typer
 
+from creagraph.cliopts import EndpointOpt, StoreOpt, open_graph_option
 from creagraph.core.io import InputError, dumps
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="Embedded store directory (default: $CREAGRAPH_STORE or ~/.cache/creagraph/store).",
-    ),
-]
-EndpointOpt = Annotated[
-    str | None,
-    typer.Option("--endpoint", help="SPARQL endpoint URL; selects the SPARQL backend."),
-]
-
-
-def _graph(store: Path | None, endpoint: str | None):
-    from creagraph.kg import open_graph
-
-    return open_graph(store, endpoint)
 
 
 @app.command()
@@ -85,7 +68,7 @@ def generate(
         relations=tuple(relation) if relation else None,
         min_source_quality=min_source_quality,
     )
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     result = generate_queries(kg, n, seed, config, show_progress=True)
     records = result.records
     if llm_endpoint is not None:
@@ -150,7 +133,7 @@ def paths(
         for name in ("entity_a_id", "rel_b_id", "entity_b_id"):
             if not record.get(name):
                 raise InputError(f"{queries}:{lineno}: field {name!r} is missing")
-    kg = _graph(store, endpoint)
+    kg = open_graph_option(store, endpoint)
     budget = OracleBudget(max_paths=max_paths, max_expansions=max_expansions, max_scored=max_scored)
     rows = []
     for record in progress(records, desc="oracle", unit="query"):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from creagraph.cliopts import EndpointOpt, StoreOpt
 from creagraph.core.io import InputError, dumps, read_jsonl, write_records
 from creagraph.scoring.distributed import ScorerConfig
 
@@ -95,8 +96,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
         judge: Annotated[str, typer.Option(help="kg, stored, llm or hybrid.")] = "kg",
         mode: Annotated[str, typer.Option(help="paper (default) or published.")] = "paper",
-        store: Annotated[Path | None, typer.Option(help="Embedded store directory.")] = None,
-        endpoint: Annotated[str | None, typer.Option(help="SPARQL endpoint URL.")] = None,
+        store: StoreOpt = None,
+        endpoint: EndpointOpt = None,
         factuality_threshold: Annotated[
             float, typer.Option(help="Min fraction of factual triples.")
         ] = 1.0,
