@@ -8,8 +8,20 @@
 
 from creagraph.kg.embedded import EmbeddedKG, ImportResult, import_dumps
 from creagraph.kg.ntriples import ParseReport, parse_dump
+from creagraph.kg.pull import PullResult, pull_slice
+from creagraph.kg.sparql import SparqlError, SparqlKG
 
-__all__ = ["EmbeddedKG", "ImportResult", "ParseReport", "import_dumps", "parse_dump"]
+__all__ = [
+    "EmbeddedKG",
+    "ImportResult",
+    "ParseReport",
+    "PullResult",
+    "SparqlError",
+    "SparqlKG",
+    "import_dumps",
+    "parse_dump",
+    "pull_slice",
+]
 
 
 def open_graph(store=None, endpoint: str | None = None, **sparql_options):
@@ -20,8 +32,6 @@ def open_graph(store=None, endpoint: str | None = None, **sparql_options):
     if store is not None and endpoint is not None:
         raise ValueError("give either --store or --endpoint, not both")
     if endpoint is not None:
-        from creagraph.kg.sparql import SparqlKG
-
         return SparqlKG(endpoint, **sparql_options)
     from creagraph.core.paths import default_store_dir
 
