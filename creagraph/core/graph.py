@@ -142,10 +142,17 @@ class KnowledgeGraph(Protocol):
         ...
 
     def search(
-        self, text: str, *, limit: int = 10, fuzzy: bool = True, kind: str = "entity"
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        fuzzy: bool = True,
+        kind: str = "entity",
+        min_score: float = 80.0,
     ) -> list[SearchHit]:
         """Entities (``kind="entity"``) or properties (``kind="property"``) whose label or
-        alias matches ``text``: exact after case/accent normalisation first, then fuzzy."""
+        alias matches ``text``: exact after case/accent normalisation first, then fuzzy
+        (token-sort similarity of the normalised names ≥ ``min_score``, 0–100)."""
         ...
 
     def out_edges(self, qid: str, prop: str | None = None) -> list[Edge]:

@@ -17,6 +17,7 @@ microseconds; reopening maps the arrays and opens SQLite, well under a second.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -440,7 +441,13 @@ class EmbeddedKG:
         )
 
     def search(
-        self, text: str, *, limit: int = 10, fuzzy: bool = True, kind: str = "entity"
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        fuzzy: bool = True,
+        kind: str = "entity",
+        min_score: float = 80.0,
     ) -> list[SearchHit]:
         if kind not in ("entity", "property"):
             raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
@@ -453,16 +460,17 @@ class EmbeddedKG:
         ).fetchall()
         hits = [SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows]
         if fuzzy and len({h.id for h in hits}) < limit and loose:
-            hits.extend(self._fuzzy(loose, prefix, limit * 3))
+            hits.extend(self._fuzzy(loose, prefix, limit * 3, min_score))
         return rank_hits(hits, limit, self._popularity, self.labels)
 
     def _popularity(self, ids: list[str]) -> dict[str, int]:
         return {i: (self.degree(i) if i[0] == "Q" else 0) for i in ids}
 
-    def _fuzzy(self, loose: str, prefix: str, limit: int) -> list[SearchHit]:
-        """Token-sort similarity ≥ 80 against every name, computed as plain ``ratio`` over
-        names whose tokens were sorted once, and only over names whose length allows a
-        score of 80 (``2·min/(a+b) ≥ 0.8``) — the same scores, an order of magnitude faster."""
+    def _fuzzy(self, loose: str, prefix: str, limit: int, min_score: float) -> list[SearchHit]:
+        """Token-sort similarity ≥ ``min_score`` against every name, computed as plain
+        ``ratio`` over names whose tokens were sorted once, and only over names whose length
+        allows that score (``2·min(a, b)/(a + b) ≥ min_score/100``) — the same scores, an
+        order of magnitude faster."""
         from rapidfuzz import fuzz, process
 
         if prefix not in self._fuzzy_choices:
@@ -480,10 +488,13 @@ class EmbeddedKG:
             )
         keys, info, lengths = self._fuzzy_choices[prefix]
         query = " ".join(sorted(loose.split()))
-        lo = int(np.searchsorted(lengths, -(-2 * len(query) // 3), "left"))
-        hi = int(np.searchsorted(lengths, (3 * len(query)) // 2, "right"))
+        c = min(max(float(min_score), 1.0), 100.0)
+        shortest = math.ceil(len(query) * c / (200.0 - c) - 1e-9)
+        longest = math.floor(len(query) * (200.0 - c) / c + 1e-9)
+        lo = int(np.searchsorted(lengths, shortest, "left"))
+        hi = int(np.searchsorted(lengths, longest, "right"))
         found = process.extract(
-            query, keys[lo:hi], scorer=fuzz.ratio, processor=None, limit=limit, score_cutoff=80
+            query, keys[lo:hi], scorer=fuzz.ratio, processor=None, limit=limit, score_cutoff=c
         )
         return [
             SearchHit(

@@ -431,7 +431,13 @@ class SparqlKG:
         return out
 
     def search(
-        self, text: str, *, limit: int = 10, fuzzy: bool = True, kind: str = "entity"
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        fuzzy: bool = True,
+        kind: str = "entity",
+        min_score: float = 80.0,
     ) -> list[SearchHit]:
         if kind not in ("entity", "property"):
             raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
@@ -449,7 +455,7 @@ class SparqlKG:
             scored = []
             for i, k, t in rows:
                 score = fuzz.token_sort_ratio(loose, normalize_loose(t))
-                if score >= 80:
+                if score >= min_score:
                     scored.append((score, i, k, t))
             scored.sort(key=lambda s: (-s[0], id_number(s[1])))
             hits.extend(

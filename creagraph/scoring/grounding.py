@@ -114,7 +114,9 @@ class EntityLinker:
             return self._cache[key]
         links: list[EntityLink] = []
         if key:
-            hits = self.kg.search(mention, limit=self.candidates, fuzzy=True)
+            hits = self.kg.search(
+                mention, limit=self.candidates, fuzzy=True, min_score=self.min_fuzzy
+            )
             exact = [h for h in hits if h.exact]
             chosen = exact or [h for h in hits if h.score >= self.min_fuzzy]
             links = [

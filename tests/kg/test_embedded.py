@@ -137,3 +137,24 @@ def test_skip_malformed_counts_lines(tmp_path):
     )
     res = import_dumps([bad], tmp_path / "s", strict=False, show_progress=False)
     assert res.statements == 1 and res.report["skipped"] == {"malformed line": 1}
+
+
+def test_fuzzy_cutoff_matches_brute_force(kg):
+    from rapidfuzz import fuzz
+
+    from creagraph.core.text import normalize_loose
+
+    names = kg._conn.execute(
+        "SELECT loose, id FROM names WHERE substr(id, 1, 1) = 'Q'"
+    ).fetchall()
+    for query in ("Kareem Abdul Jabar", "Univresity of California", "Scrubs tv", "Pelle"):
+        loose = normalize_loose(query)
+        for cutoff in (80, 90):
+            got = {(h.id, round(h.score, 6)) for h in kg._fuzzy(loose, "Q", 10_000, cutoff)}
+            want = set()
+            for key, ident in names:
+                score = fuzz.token_sort_ratio(loose, key)
+                if score >= cutoff:
+                    want.add((ident, round(score, 6)))
+            assert {i for i, _ in got} == {i for i, _ in want}, (query, cutoff)
+            assert got == want
