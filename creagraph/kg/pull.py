@@ -50,7 +50,6 @@ def pull_slice(
     per_property_limit: int = 1000,
     max_edges_per_entity: int = 500,
     max_entities: int = 50_000,
-    language: str = "en",
     show_progress: bool = True,
 ) -> PullResult:
     """Extract a slice: seed entities expanded ``hops`` steps along (chosen) properties.
@@ -117,7 +116,7 @@ def pull_slice(
     entities = sorted({q for e in statements for q in (e.subject, e.object)} | seen, key=id_number)
     used_props = sorted({e.property for e in statements}, key=id_number)
     records = kg.records(list(entities) + used_props)
-    path = write_ntriples(out, statements, records)
+    path = write_ntriples(out, statements, records, kg.language)
     return PullResult(path, len(statements), len(entities), len(used_props))
 
 
