@@ -109,3 +109,43 @@ def test_pull_round_trips_through_import(capsys, sparql_endpoint, kg, tmp_path):
     assert pulled.property("P69").label == "educated at"
     code, _, err = run(capsys, "kg", "pull", "--endpoint", sparql_endpoint, "--out", str(out))
     assert code == 2 and "--property or --seed" in err
+
+
+def test_serve_command_answers_sparql(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    dump = tmp_path / "tiny.nt"
+    dump.write_text(
+        "<http://www.wikidata.org/entity/Q1> <http://www.wikidata.org/prop/direct/P31> "
+        "<http://www.wikidata.org/entity/Q5> .\n"
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "creagraph.cli", "kg", "serve", str(dump), "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        from creagraph.kg import SparqlKG
+
+        remote = SparqlKG(f"http://127.0.0.1:{port}/query", cache=False)
+        assert remote.has_triple("Q1", "P31", "Q5")
+        assert remote.count_subjects("P31", "Q5") == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
