@@ -7,7 +7,14 @@ from collections.abc import Callable
 from creagraph.core.graph import SearchHit
 from creagraph.core.paths import inverse_labels
 
-__all__ = ["inverse_labels", "rank_hits", "id_number"]
+__all__ = ["inverse_labels", "rank_hits", "id_number", "id_prefix"]
+
+
+def id_prefix(kind: str) -> str:
+    """``"Q"`` for ``kind="entity"``, ``"P"`` for ``kind="property"``; else ``ValueError``."""
+    if kind not in ("entity", "property"):
+        raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
+    return "Q" if kind == "entity" else "P"
 
 
 def id_number(ident: str) -> int:

@@ -43,7 +43,7 @@ from creagraph.core.graph import (
 from creagraph.core.io import InputError, atomic_write
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import inverse_labels, rank_hits
+from creagraph.kg.common import id_prefix, inverse_labels, rank_hits
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT"]
@@ -449,9 +449,7 @@ class EmbeddedKG:
         kind: str = "entity",
         min_score: float = 80.0,
     ) -> list[SearchHit]:
-        if kind not in ("entity", "property"):
-            raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
-        prefix = "Q" if kind == "entity" else "P"
+        prefix = id_prefix(kind)
         key, loose = normalize(text), normalize_loose(text)
         rows = self._conn.execute(
             "SELECT id, kind, text FROM names "

@@ -40,7 +40,7 @@ from creagraph.core.graph import (
 )
 from creagraph.core.paths import wikidata_dir
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import id_number, inverse_labels, rank_hits
+from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits
 from creagraph.kg.ntriples import WD_ENTITY
 
 __all__ = ["SparqlKG", "SparqlError", "sparql_string", "DEFAULT_USER_AGENT", "template"]
@@ -439,9 +439,7 @@ class SparqlKG:
         kind: str = "entity",
         min_score: float = 80.0,
     ) -> list[SearchHit]:
-        if kind not in ("entity", "property"):
-            raise ValueError(f"kind must be 'entity' or 'property', not {kind!r}")
-        prefix = "Q" if kind == "entity" else "P"
+        prefix = id_prefix(kind)
         key, loose = normalize(text), normalize_loose(text)
         rows = [r for r in self._name_rows(text) if r[0][0] == prefix]
         hits = [
