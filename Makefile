@@ -4,7 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench
+.PHONY: install browser demo test lint bench
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON)"; exit 1; }
@@ -16,10 +16,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Headless Chromium (Debian packages) renders the HTML report in the browser test.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  echo "installing chromium and chromium-driver (apt)"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends chromium chromium-driver >/dev/null; \
+	fi
+
 demo: $(STAMP)
 	$(VENV)/bin/creagraph demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest -q
 
 lint: $(STAMP)
