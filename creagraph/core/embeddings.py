@@ -11,8 +11,10 @@ Vectors are float32 and L2-normalised, so cosine similarity is a dot product.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -25,6 +27,7 @@ __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
     "CachedEmbedder",
+    "HashingEmbedder",
     "default_embedder",
     "default_cache_dir",
     "DEFAULT_MODEL_NAME",
@@ -130,6 +133,65 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
+_TOKEN = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _feature_slot(feature: str, dim: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dim, 1.0 if (value >> 63) & 1 else -1.0
+
+
+class HashingEmbedder:
+    """A fast, deterministic bag-of-words embedder (feature hashing), no model needed.
+
+    Each lower-cased word and each pair of adjacent words is hashed (BLAKE2b, so the
+    same in every process and on every machine) to a signed slot of a ``dim``-vector;
+    the vector is L2-normalised. Texts sharing words get a positive cosine. It is *not* a
+    semantic model: use it for dry runs, pipeline tests and throughput/memory
+    measurements at scales where a neural model is too slow (about 10⁵ texts/s vs ~10²
+    for all-MiniLM-L6-v2 on one CPU core), never for reported scores.
+
+    Parameters
+    ----------
+    dim : int
+        Vector dimension.
+
+    Examples
+    --------
+    >>> emb = HashingEmbedder(dim=64)
+    >>> v = emb.encode(["a cat sat", "a cat sat", "stock markets"])
+    >>> v.shape, bool(abs(float(v[0] @ v[1]) - 1.0) < 1e-6), emb.name
+    ((3, 64), True, 'hashing-64')
+    """
+
+    def __init__(self, dim: int = 256):
+        if dim < 2:
+            raise ValueError(f"dim must be at least 2, not {dim}")
+        self.dim = dim
+        self.name = f"hashing-{dim}"
+
+    def _vector(self, text: str, out: np.ndarray) -> None:
+        words = _TOKEN.findall(text.lower())
+        features = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        for feature in features or [""]:
+            slot, sign = _feature_slot(feature, self.dim)
+            out[slot] += sign
+        norm = float(np.linalg.norm(out))
+        if norm == 0.0:  # features cancelled out: fall back to the empty text's vector
+            slot, sign = _feature_slot("", self.dim)
+            out[slot] = sign
+            norm = 1.0
+        out /= norm
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            self._vector(text, vectors[i])
+        return vectors
+
+
 class CachedEmbedder:
     """Wrap an :class:`Embedder` with a persistent SQLite cache keyed by model + text.
 
@@ -153,6 +215,9 @@ class CachedEmbedder:
         self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a killed process never loses a committed batch nor leaves a
+            # torn one; a power loss may drop the last batches, never corrupt the file.
+            self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
             )

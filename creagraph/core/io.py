@@ -27,6 +27,7 @@ __all__ = [
     "read_records",
     "write_records",
     "JsonlAppender",
+    "truncate_partial_line",
 ]
 
 
@@ -204,35 +205,72 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
         raise InputError(f"{p}: unsupported output type {suffix!r}")
 
 
+def truncate_partial_line(path: str | os.PathLike[str]) -> int:
+    """Cut a final line that lacks its newline (an interrupted append); returns bytes cut.
+
+    Reads only the file's tail, so it is cheap on large files. A missing file is left alone.
+    """
+    p = Path(path)
+    if not p.exists():
+        return 0
+    with p.open("r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        end = size
+        cut = 0
+        while end > 0:
+            start = max(0, end - 65536)
+            handle.seek(start)
+            found = handle.read(end - start).rfind(b"\n")
+            if found >= 0:
+                cut = start + found + 1
+                break
+            end = start
+        handle.truncate(cut)
+        handle.flush()
+        os.fsync(handle.fileno())
+        return size - cut
+
+
 class JsonlAppender:
     """Append records to a JSON Lines file one at a time, flushing each line.
 
     Used for resumable outputs: a re-run reads the keys already present and skips them.
-    A truncated last line left by a crash is cut off before appending.
+    A truncated last line left by a crash is cut off before appending. Each
+    :meth:`write` hands the line to the operating system (``flush``), so a killed
+    process leaves a prefix of the records written, at most with a partial last line;
+    :meth:`sync` (called by :meth:`close`) also forces the data to disk.
     """
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair_tail()
+        truncate_partial_line(self.path)
         self._handle: IO[str] = self.path.open("a", encoding="utf-8")
 
-    def _repair_tail(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if not data or data.endswith(b"\n"):
-            return
-        cut = data.rfind(b"\n") + 1
-        with self.path.open("r+b") as handle:
-            handle.truncate(cut)
-
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Mapping[str, Any], *, flush: bool = True) -> None:
+        """Append one record; with ``flush=False`` it may stay buffered until :meth:`flush`."""
         self._handle.write(dumps(record) + "\n")
+        if flush:
+            self._handle.flush()
+
+    def flush(self) -> None:
+        """Hand buffered lines to the operating system."""
         self._handle.flush()
 
+    def sync(self) -> None:
+        """Flush and ``fsync``: written lines survive a power loss."""
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
     def close(self) -> None:
-        self._handle.close()
+        if not self._handle.closed:
+            self.sync()
+            self._handle.close()
 
     def __enter__(self) -> JsonlAppender:
         return self

@@ -124,10 +124,11 @@ def register(app: typer.Typer) -> None:
         Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running skips
         queries already scored.
         """
-        from creagraph.scoring.inputs import read_answers
+        from creagraph.scoring.inputs import count_answers, iter_answers
         from creagraph.scoring.pipeline import score_files
 
-        rows = read_answers(inputs, model)
+        rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
+        total = count_answers(inputs)
         config = ScorerConfig(
             judge,
             mode,
@@ -143,9 +144,10 @@ def register(app: typer.Typer) -> None:
             from creagraph.scoring.distributed import dask_client, dask_runner
 
             with dask_client(scheduler, workers) as client:
-                counts = score_files(rows, None, out, run=dask_runner(client, config, build_scorer))
+                runner = dask_runner(client, config, build_scorer)
+                counts = score_files(rows, None, out, run=runner, total=total)
         else:
-            counts = score_files(rows, build_scorer(config), out)
+            counts = score_files(rows, build_scorer(config), out, total=total)
         if parquet:
             from creagraph.scoring.pipeline import summarize
 

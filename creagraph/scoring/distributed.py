@@ -12,8 +12,10 @@ installation and the same access to the graph (store path or endpoint) as the dr
 
 from __future__ import annotations
 
+import collections
 import contextlib
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,18 +58,30 @@ def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows
 
 
 def dask_runner(
-    client, config: ScorerConfig, build: Callable[[ScorerConfig], Any], batch_size: int = 4
-) -> Callable[[list], Iterator[Any]]:
+    client,
+    config: ScorerConfig,
+    build: Callable[[ScorerConfig], Any],
+    batch_size: int = 4,
+    max_pending: int = 64,
+) -> Callable[[Iterable], Iterator[Any]]:
     """An executor for :func:`creagraph.scoring.pipeline.score_files` on a Dask client.
 
-    All batches are submitted at once; results are yielded in input order.
+    Rows (any iterable, read lazily) are submitted in batches, at most ``max_pending``
+    batches at a time; results are yielded in input order.
     """
 
-    def run(rows: list) -> Iterator[Any]:
-        batches = [rows[i : i + batch_size] for i in range(0, len(rows), batch_size)]
-        futures = [client.submit(score_batch, build, config, b, pure=False) for b in batches]
-        for future in futures:
-            yield from future.result()
+    def run(rows: Iterable) -> Iterator[Any]:
+        it = iter(rows)
+        pending: collections.deque = collections.deque()
+        while True:
+            while len(pending) < max_pending:
+                batch = list(itertools.islice(it, batch_size))
+                if not batch:
+                    break
+                pending.append(client.submit(score_batch, build, config, batch, pure=False))
+            if not pending:
+                return
+            yield from pending.popleft().result()
 
     return run
 

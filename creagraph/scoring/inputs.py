@@ -11,15 +11,17 @@ the query; without one, the row number does. All other fields are kept in ``extr
 
 from __future__ import annotations
 
+import csv
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from creagraph.core.io import InputError, read_records
+from creagraph.core.io import InputError, iter_jsonl, read_records
 
-__all__ = ["AnswerRow", "read_answers", "REQUIRED_FIELDS"]
+__all__ = ["AnswerRow", "read_answers", "iter_answers", "count_answers", "REQUIRED_FIELDS"]
 
 REQUIRED_FIELDS = ("query", "entity_a", "entity_b", "rel_b")
 _ANSWER_FIELDS = ("path_prediction", "raw_path_prediction", "answer", "response")
@@ -52,11 +54,83 @@ def _model_from_filename(path: Path) -> str | None:
 
 
 def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) -> list[AnswerRow]:
-    """Read answer rows from one or more files; errors name the file, row and field."""
-    rows: list[AnswerRow] = []
+    """Read answer rows from one or more files; errors name the file, row and field.
+
+    All rows in a list; :func:`iter_answers` yields the same rows lazily.
+    """
+    return list(iter_answers(paths, model))
+
+
+def _iter_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of one input file, read lazily for JSON Lines, CSV and Parquet (a ``.json``
+    list is loaded whole)."""
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".ndjson"}:
+        yield from iter_jsonl(path)
+    elif suffix == ".csv" and path.exists():
+        with path.open(newline="", encoding="utf-8") as handle:
+            try:
+                for record in csv.DictReader(handle):
+                    yield dict(record)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    elif suffix == ".parquet" and path.exists():
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(path)
+        except Exception as exc:  # pyarrow raises several unrelated types
+            raise InputError(f"{path}: cannot read Parquet ({exc})") from exc
+        for batch in parquet.iter_batches(batch_size=1024):
+            yield from batch.to_pylist()
+    else:
+        yield from read_records(path)
+
+
+def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
+    """Number of rows in the input files, counted cheaply (non-empty lines of JSON Lines,
+    Parquet metadata), or ``None`` when a file would have to be parsed to know (CSV, JSON).
+
+    Used as the progress bar's total; nothing is validated.
+    """
+    total = 0
     for raw_path in paths:
         path = Path(raw_path)
-        records = read_records(path)
+        suffix = path.suffix.lower()
+        if not path.exists():
+            return None
+        if suffix in {".jsonl", ".ndjson"}:
+            with path.open("rb") as handle:
+                total += sum(1 for line in handle if line.strip())
+        elif suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            try:
+                total += pq.ParquetFile(path).metadata.num_rows
+            except Exception:  # counted only for the progress bar
+                return None
+        else:
+            return None
+    return total
+
+
+def iter_answers(
+    paths: Iterable[str | os.PathLike[str]], model: str | None = None
+) -> Iterator[AnswerRow]:
+    """Yield answer rows from one or more files, one at a time (bounded memory).
+
+    Same rows, order and errors as :func:`read_answers`, but an error in a later row is
+    raised only when that row is reached.
+
+    Examples
+    --------
+    >>> rows = iter_answers(["answers.jsonl"], model="my-model")   # doctest: +SKIP
+    >>> next(rows).key                                               # doctest: +SKIP
+    ('my-model', '0')
+    """
+    for raw_path in paths:
+        path = Path(raw_path)
+        records = _iter_records(path)
         for number, record in enumerate(records, start=1):
             where = f"{path}: row {number}"
             for name in REQUIRED_FIELDS:
@@ -76,7 +150,7 @@ def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) 
             if not name:
                 raise InputError(f"{where}: no model name (give --model or a 'model' column)")
             index = record.get("index")
-            rows.append(
+            yield (
                 AnswerRow(
                     source=str(path),
                     line=number,
@@ -90,4 +164,3 @@ def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) 
                     extra=record,
                 )
             )
-    return rows

@@ -32,14 +32,24 @@ from __future__ import annotations
 import math
 import os
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from creagraph.core.io import JsonlAppender, atomic_write, read_jsonl, write_jsonl, write_records
+from creagraph.core.io import (
+    InputError,
+    JsonlAppender,
+    atomic_write,
+    iter_jsonl,
+    truncate_partial_line,
+    write_jsonl,
+    write_records,
+)
 from creagraph.core.metrics import (
     UtilityMode,
     distance_matrix,
@@ -48,7 +58,7 @@ from creagraph.core.metrics import (
     path_string,
     utility_curve,
 )
-from creagraph.core.progress import progress
+from creagraph.core.progress import progress_bar
 from creagraph.scoring.inputs import AnswerRow
 from creagraph.scoring.judges import Judge
 from creagraph.scoring.parse import parse_answer
@@ -234,87 +244,218 @@ class Scorer:
         return ScoreResult(path_records, query)
 
 
-def _mean_sd(values: Sequence[float]) -> tuple[float | None, float | None]:
-    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not vals:
-        return None, None
-    sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
-    return statistics.fmean(vals), sd
+_SCALE = 1074  # 2**-1074 is the smallest float: every float is an integer multiple of it
 
 
-def summarize(queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per-model table like the published Table 1: mean (sd) over queries."""
-    by_model: dict[str, list[dict[str, Any]]] = {}
+class _ExactMoments:
+    """Running count, sum and sum of squares kept exactly (integers scaled by 2**1074), so
+    mean and sd equal :func:`statistics.fmean` / :func:`statistics.stdev` over the same
+    values whatever their order, without holding the values."""
+
+    __slots__ = ("n", "s1", "s2")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.s1 = 0
+        self.s2 = 0
+
+    def add(self, value: Any) -> None:
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            return
+        num, den = value.as_integer_ratio()
+        scaled = num * ((1 << _SCALE) // den)
+        self.n += 1
+        self.s1 += scaled
+        self.s2 += scaled * scaled
+
+    def mean_sd(self) -> tuple[float | None, float | None]:
+        if self.n == 0:
+            return None, None
+        mean = float(Fraction(self.s1, 1 << _SCALE)) / self.n
+        if self.n == 1:
+            return mean, 0.0
+        # sum of squared deviations, exactly: s2 - s1**2 / n (in units of 2**-2148)
+        ss = Fraction(self.s2 * self.n - self.s1 * self.s1, self.n << (2 * _SCALE))
+        var = ss / (self.n - 1)
+        root = getattr(statistics, "_float_sqrt_of_frac", None)  # correctly rounded, as stdev
+        sd = root(var.numerator, var.denominator) if root else math.sqrt(float(var))
+        return mean, sd
+
+
+_SUMMARY_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "s_0.7": lambda q: q["utility"]["0.7"],
+    "s_0.9": lambda q: q["utility"]["0.9"],
+    "max_quality": lambda q: q["max_quality"],
+    "mean_pairwise_distance": lambda q: q["mean_pairwise_distance"],
+    "mean_pairwise_raw_distance": lambda q: q["mean_pairwise_raw_distance"],
+    "n_kept": lambda q: q["n_kept"],
+    "n_paths": lambda q: q["n_paths"],
+}
+
+
+def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-model table like the published Table 1: mean (sd) over queries.
+
+    ``queries`` may be any iterable (e.g. :func:`creagraph.core.io.iter_jsonl` over a
+    ``queries.jsonl``): it is consumed once, keeping only running sums per model, and the
+    result does not depend on the order of the queries.
+
+    Examples
+    --------
+    >>> q = {"model": "m", "utility": {"0.7": 0.5, "0.9": 0.25}, "max_quality": 3.0,
+    ...      "mean_pairwise_distance": None, "mean_pairwise_raw_distance": None,
+    ...      "n_kept": 2, "n_paths": 3}
+    >>> row = summarize([q, q])[0]
+    >>> row["n_queries"], row["s_0.7_mean"], row["s_0.7_sd"], row["mean_pairwise_distance_mean"]
+    (2, 0.5, 0.0, None)
+    """
+    by_model: dict[str, tuple[list[int], dict[str, _ExactMoments]]] = {}
     for q in queries:
-        by_model.setdefault(q["model"], []).append(q)
+        count, moments = by_model.setdefault(
+            q["model"], ([0], {name: _ExactMoments() for name in _SUMMARY_COLUMNS})
+        )
+        count[0] += 1
+        for name, get in _SUMMARY_COLUMNS.items():
+            moments[name].add(get(q))
     table = []
     for model in sorted(by_model):
-        rows = by_model[model]
-        entry: dict[str, Any] = {"model": model, "n_queries": len(rows)}
-        columns = {
-            "s_0.7": [q["utility"]["0.7"] for q in rows],
-            "s_0.9": [q["utility"]["0.9"] for q in rows],
-            "max_quality": [q["max_quality"] for q in rows],
-            "mean_pairwise_distance": [q["mean_pairwise_distance"] for q in rows],
-            "mean_pairwise_raw_distance": [q["mean_pairwise_raw_distance"] for q in rows],
-            "n_kept": [q["n_kept"] for q in rows],
-            "n_paths": [q["n_paths"] for q in rows],
-        }
-        for name, values in columns.items():
-            mean, sd = _mean_sd(values)
+        count, moments = by_model[model]
+        entry: dict[str, Any] = {"model": model, "n_queries": count[0]}
+        for name in _SUMMARY_COLUMNS:
+            mean, sd = moments[name].mean_sd()
             entry[f"{name}_mean"] = mean
             entry[f"{name}_sd"] = sd
         table.append(entry)
     return table
 
 
+Runner = Callable[[Iterable[AnswerRow]], Iterator[ScoreResult]]
+
+
+def _row_key(record: dict[str, Any]) -> tuple[str, str]:
+    return (record["model"], str(record["index"]))
+
+
+def _resume(queries_path: Path, paths_path: Path) -> set[tuple[str, str]]:
+    """Make the output files consistent after an interruption; return the keys done.
+
+    A query is done when its record is in ``queries.jsonl`` *and* exactly its ``n_paths``
+    path records are in ``paths.jsonl`` (the query record is the commit mark, written after
+    its paths). Partial last lines are cut; query records without all their paths and path
+    records without their query are dropped (files rewritten atomically, only when
+    something must go). Memory: one counter per query, never the records.
+    """
+    truncate_partial_line(queries_path)
+    truncate_partial_line(paths_path)
+    counts: Counter[tuple[str, str]] = Counter()
+    if paths_path.exists():
+        for p in iter_jsonl(paths_path):
+            counts[_row_key(p)] += 1
+    done: set[tuple[str, str]] = set()
+    drop_queries = False
+    if queries_path.exists():
+        for q in iter_jsonl(queries_path):
+            key = _row_key(q)
+            if key in done or counts.get(key, 0) != q.get("n_paths"):
+                drop_queries = True
+            else:
+                done.add(key)
+    if drop_queries:
+        kept: set[tuple[str, str]] = set()
+
+        def fresh_queries() -> Iterator[dict[str, Any]]:
+            for q in iter_jsonl(queries_path):
+                key = _row_key(q)
+                if key in done and key not in kept:
+                    kept.add(key)
+                    yield q
+
+        write_jsonl(queries_path, fresh_queries())
+    if any(key not in done for key in counts):
+        write_jsonl(paths_path, (p for p in iter_jsonl(paths_path) if _row_key(p) in done))
+    return done
+
+
 def score_files(
-    rows: Sequence[AnswerRow],
+    rows: Iterable[AnswerRow],
     scorer: Scorer | None,
     out_dir: str | os.PathLike[str],
     *,
-    run: Callable[[list[AnswerRow]], Iterator[ScoreResult]] | None = None,
+    run: Runner | None = None,
+    total: int | None = None,
 ) -> dict[str, Any]:
-    """Score rows into ``out_dir`` (resumable); returns counts of scored and skipped rows.
+    """Score rows into ``out_dir`` (resumable, streaming); returns counts of rows.
 
-    ``run`` replaces the local loop (``scorer.score`` per row) with another executor that
-    yields results in input order, e.g. :func:`creagraph.scoring.distributed.dask_runner`;
-    outputs are written the same way either way.
+    ``rows`` may be any iterable, e.g. :func:`creagraph.scoring.inputs.iter_answers`: it is
+    consumed once, and neither rows nor results are kept, so memory does not grow with the
+    number of paths (only the set of query keys is kept, for resuming and to reject
+    duplicates). ``run`` replaces the local loop (``scorer.score`` per row) with another
+    executor: it gets an iterable of rows and must yield their results in input order,
+    e.g. :func:`creagraph.scoring.distributed.dask_runner`; outputs are written the same
+    way either way. ``total`` (number of input rows, when known) sizes the progress bar;
+    by default ``len(rows)`` when ``rows`` has a length.
+
+    Interruption safety: each query's path records are written (and handed to the OS)
+    before its query record, which marks it done; a re-run keeps only complete queries,
+    skips their rows and scores the rest, so a run killed at any point (SIGKILL included)
+    and re-run gives the same records as an uninterrupted run. ``summary.csv`` is computed
+    by streaming ``queries.jsonl`` and written atomically.
+
+    Raises
+    ------
+    InputError
+        On a second row with the same (model, index) key, when that row is reached (the
+        rows before it are scored and kept).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     queries_path, paths_path = out / "queries.jsonl", out / "paths.jsonl"
-    done: set[tuple[str, str]] = set()
-    if queries_path.exists():
-        existing = read_jsonl(queries_path, tolerate_truncated_tail=True)
-        write_jsonl(queries_path, existing)
-        done = {(q["model"], str(q["index"])) for q in existing}
-    if paths_path.exists():
-        kept = [
-            p
-            for p in read_jsonl(paths_path, tolerate_truncated_tail=True)
-            if (p["model"], str(p["index"])) in done
-        ]
-        write_jsonl(paths_path, kept)
-    todo = [r for r in rows if r.key not in done]
+    done = _resume(queries_path, paths_path)
+    if total is None and isinstance(rows, Sized):
+        total = len(rows)
+    counts = {"scored": 0, "skipped": 0}
+    bar = progress_bar(total=total, desc="score", unit="query")
     seen: set[tuple[str, str]] = set()
-    for r in todo:
-        if r.key in seen:
-            raise ValueError(
-                f"{r.source}: row {r.line}: duplicate query index {r.index!r} for model {r.model!r}"
-            )
-        seen.add(r.key)
-    with JsonlAppender(paths_path) as paths_out, JsonlAppender(queries_path) as queries_out:
-        results = run(todo) if run is not None else (scorer.score(r) for r in todo)
-        for result in progress(results, total=len(todo), desc="score", unit="query"):
-            for record in result.paths:
-                paths_out.write(record)
-            queries_out.write(result.query)
-    all_queries = read_jsonl(queries_path)
-    write_records(out / "summary.csv", summarize(all_queries))
+
+    def todo() -> Iterator[AnswerRow]:
+        for r in rows:
+            key = r.key
+            if key in done:
+                counts["skipped"] += 1
+                bar.update(1)
+                continue
+            if key in seen:
+                raise InputError(
+                    f"{r.source}: row {r.line}: duplicate query index {r.index!r} "
+                    f"for model {r.model!r}"
+                )
+            seen.add(key)
+            yield r
+
+    try:
+        with JsonlAppender(paths_path) as paths_out, JsonlAppender(queries_path) as queries_out:
+            results = run(todo()) if run is not None else (scorer.score(r) for r in todo())
+            for result in results:
+                for record in result.paths:
+                    paths_out.write(record, flush=False)
+                paths_out.flush()  # the paths reach the OS before their commit mark
+                queries_out.write(result.query)
+                counts["scored"] += 1
+                bar.update(1)
+    finally:
+        bar.close()
+    n_queries = 0
+
+    def stream_queries() -> Iterator[dict[str, Any]]:
+        nonlocal n_queries
+        for q in iter_jsonl(queries_path):
+            n_queries += 1
+            yield q
+
+    write_records(out / "summary.csv", summarize(stream_queries()))
     with atomic_write(out / "README.txt") as handle:
         handle.write(
             "paths.jsonl: one record per parsed path; queries.jsonl: one per (model, query);\n"
             "summary.csv: per-model mean/sd over queries (see creagraph.scoring.pipeline).\n"
         )
-    return {"scored": len(todo), "skipped": len(rows) - len(todo), "queries": len(all_queries)}
+    return {"scored": counts["scored"], "skipped": counts["skipped"], "queries": n_queries}
