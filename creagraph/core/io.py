@@ -25,6 +25,7 @@ __all__ = [
     "iter_jsonl",
     "write_jsonl",
     "read_records",
+    "iter_records",
     "write_records",
     "JsonlAppender",
     "truncate_partial_line",
@@ -69,15 +70,18 @@ def iter_jsonl(
 ) -> Iterator[dict[str, Any]]:
     """Yield one dict per non-empty line of a JSON Lines file.
 
-    Raises :class:`InputError` naming the file and line number on a malformed line or a
-    line that is not a JSON object. With ``tolerate_truncated_tail`` a malformed *last*
-    line (an interrupted append) is skipped instead.
+    Raises :class:`InputError` naming the file and line number on a malformed line, a
+    line that is not UTF-8, nested too deeply, or not a JSON object — never another
+    exception type. With ``tolerate_truncated_tail`` a malformed *last* line (an
+    interrupted append) is skipped instead.
     """
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
-    with p.open("r", encoding="utf-8") as handle:
-        pending: tuple[int, str] | None = None
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, expected a JSON Lines file")
+    with p.open("rb") as handle:
+        pending: tuple[int, bytes] | None = None
         for lineno, line in enumerate(handle, start=1):
             if pending is not None:
                 yield _parse_json_line(p, *pending)
@@ -92,16 +96,45 @@ def iter_jsonl(
                     raise
 
 
-def _parse_json_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}:{lineno}: malformed JSON ({exc.msg} at column {exc.colno})"
-        ) from exc
+def _parse_json_line(path: Path, lineno: int, line: str | bytes) -> dict[str, Any]:
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"{path}:{lineno}: not UTF-8 text (invalid byte at column {exc.start + 1})"
+            ) from None
+    value = _loads(line, f"{path}:{lineno}")
     if not isinstance(value, dict):
         raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def _loads(text: str, where: str) -> Any:
+    """``json.loads`` whose every failure is an :class:`InputError` naming ``where``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f"line {exc.lineno}, " if exc.lineno > 1 else ""
+        message = f"malformed JSON ({exc.msg} at {line}column {exc.colno})"
+        raise InputError(f"{where}: {message}") from exc
+    except RecursionError:
+        raise InputError(f"{where}: malformed JSON (nested too deeply)") from None
+    except MemoryError:
+        raise InputError(f"{where}: JSON value too large to load") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python allows
+        raise InputError(f"{where}: malformed JSON ({exc})") from exc
+
+
+def _decode(path: Path, data: bytes) -> str:
+    """UTF-8 text of a whole file, or an :class:`InputError` naming the line of a bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        message = f"not UTF-8 text (invalid byte at column {column})"
+        raise InputError(f"{path}:{line}: {message}") from None
 
 
 def read_jsonl(
@@ -137,35 +170,105 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read records from ``.jsonl``/``.ndjson``, ``.json`` (a list), ``.csv`` or ``.parquet``."""
+    """Read records from ``.jsonl``/``.ndjson``, ``.json`` (a list), ``.csv`` or ``.parquet``.
+
+    All of them in a list; see :func:`iter_records` for the errors raised.
+    """
+    return list(iter_records(path))
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Yield the records of a ``.jsonl``/``.ndjson``, ``.json``, ``.csv`` or ``.parquet`` file.
+
+    JSON Lines, CSV and Parquet are read lazily (a ``.json`` list is loaded whole). Any
+    problem with the file — missing, not UTF-8, malformed, truncated, nested too deeply, a
+    CSV row with more fields than the header, an unreadable Parquet file — raises
+    :class:`InputError` naming the file and, where there is one, the line; never another
+    exception type.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+    >>> _ = p.write_text("a,b\n1,2\n")
+    >>> list(iter_records(p))
+    [{'a': '1', 'b': '2'}]
+    """
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, expected a file of records")
     suffix = p.suffix.lower()
     if suffix in {".jsonl", ".ndjson"}:
-        return read_jsonl(p)
-    if suffix == ".json":
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
+        yield from iter_jsonl(p)
+    elif suffix == ".json":
+        data = _loads(_decode(p, p.read_bytes()), str(p))
         if isinstance(data, dict):
             data = [data]
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise InputError(f"{p}: expected a JSON list of objects")
-        return data
-    if suffix == ".csv":
-        with p.open(newline="", encoding="utf-8") as handle:
-            return [dict(row) for row in csv.DictReader(handle)]
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
+        if not isinstance(data, list):
+            raise InputError(f"{p}: expected a JSON list of objects, got {type(data).__name__}")
+        for i, record in enumerate(data):
+            if not isinstance(record, dict):
+                raise InputError(
+                    f"{p}: item {i} of the JSON list is a {type(record).__name__}, not an object"
+                )
+        yield from data
+    elif suffix == ".csv":
+        yield from _iter_csv(p)
+    elif suffix == ".parquet":
+        yield from _iter_parquet(p)
+    else:
+        raise InputError(
+            f"{p}: unsupported file type {suffix!r} (use .jsonl, .json, .csv or .parquet)"
+        )
 
+
+def _utf8_lines(p: Path, handle: IO[bytes]) -> Iterator[str]:
+    for lineno, raw in enumerate(handle, start=1):
         try:
-            table = pq.read_table(p)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise InputError(f"{p}: cannot read Parquet ({exc})") from exc
-        return table.to_pylist()
-    raise InputError(f"{p}: unsupported file type {suffix!r} (use .jsonl, .json, .csv or .parquet)")
+            yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            message = f"not UTF-8 text (invalid byte at column {exc.start + 1})"
+            raise InputError(f"{p}:{lineno}: {message}") from None
+
+
+def _iter_csv(p: Path) -> Iterator[dict[str, Any]]:
+    with p.open("rb") as handle:
+        reader = csv.DictReader(_utf8_lines(p, handle))
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(f"{p}:{reader.line_num}: malformed CSV ({exc})") from None
+            if None in row:
+                header = len(reader.fieldnames or [])
+                raise InputError(
+                    f"{p}:{reader.line_num}: row has {header + len(row[None])} fields, "
+                    f"the header has {header}"
+                )
+            yield dict(row)
+
+
+def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(p)
+    except Exception as exc:  # pyarrow raises several unrelated types
+        raise InputError(f"{p}: cannot read Parquet ({exc}); is the file complete?") from None
+    row = 0
+    try:
+        for batch in parquet.iter_batches(batch_size=1024):
+            records = batch.to_pylist()
+            yield from records
+            row += len(records)
+    except InputError:
+        raise
+    except Exception as exc:  # a corrupt page, a truncated column chunk, ...
+        raise InputError(f"{p}: row {row + 1}: cannot read Parquet ({exc})") from None
 
 
 def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]) -> None:

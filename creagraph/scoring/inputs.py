@@ -11,7 +11,6 @@ the query; without one, the row number does. All other fields are kept in ``extr
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from creagraph.core.io import InputError, iter_jsonl, read_records
+from creagraph.core.io import InputError, iter_records
 
 __all__ = ["AnswerRow", "read_answers", "iter_answers", "count_answers", "REQUIRED_FIELDS"]
 
@@ -63,28 +62,8 @@ def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) 
 
 def _iter_records(path: Path) -> Iterator[dict[str, Any]]:
     """Records of one input file, read lazily for JSON Lines, CSV and Parquet (a ``.json``
-    list is loaded whole)."""
-    suffix = path.suffix.lower()
-    if suffix in {".jsonl", ".ndjson"}:
-        yield from iter_jsonl(path)
-    elif suffix == ".csv" and path.exists():
-        with path.open(newline="", encoding="utf-8") as handle:
-            try:
-                for record in csv.DictReader(handle):
-                    yield dict(record)
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    elif suffix == ".parquet" and path.exists():
-        import pyarrow.parquet as pq
-
-        try:
-            parquet = pq.ParquetFile(path)
-        except Exception as exc:  # pyarrow raises several unrelated types
-            raise InputError(f"{path}: cannot read Parquet ({exc})") from exc
-        for batch in parquet.iter_batches(batch_size=1024):
-            yield from batch.to_pylist()
-    else:
-        yield from read_records(path)
+    list is loaded whole); every problem with the file is an :class:`InputError`."""
+    yield from iter_records(path)
 
 
 def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:

@@ -7,6 +7,11 @@ trailing commas, Python tuples instead of lists, triples written as strings
 wrappers. :func:`parse_answer` reads all of these, repairs what it can, never raises, and
 reports a reason for everything it could not read.
 
+Every step is linear in the answer's length (no backtracking regular expressions over
+the whole text), answers longer than :data:`MAX_ANSWER_CHARS` are refused with a reason,
+and deep nesting is reported as a failure, so hostile input can neither crash nor stall
+a scoring run (``tests/scoring/test_parse_fuzz.py``, ``benchmarks/fuzz.py``).
+
 Counting follows the published parser: a path counts when it has at least one element,
 even if an element is not a well-formed triple (structural validity rejects those later).
 """
@@ -20,10 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text"]
+__all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text", "MAX_ANSWER_CHARS"]
 
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json|python|JSON)?\s*\n?(.*?)```", re.DOTALL)
+#: Longer answers are not parsed (a real answer is a few kilobytes; parsing is linear, about
+#: half a second per million characters, so this bounds the time one answer can take).
+MAX_ANSWER_CHARS = 1_000_000
+_FENCE_LANGS = ("json", "python", "JSON")
+_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _TRIPLE_KEYS = (
     ("head", "relation", "tail"),
@@ -173,6 +182,40 @@ def _balance(text: str) -> str:
     return "".join(out)
 
 
+def _answer_spans(text: str) -> list[str]:
+    """The contents of ``<answer>…</answer>`` pairs (case-insensitive), in one linear scan.
+
+    Same result as ``re.findall(r"<answer>(.*?)</answer>", text, re.S | re.I)``, without
+    its quadratic time on many unclosed ``<answer>`` tags.
+    """
+    spans: list[str] = []
+    pos = 0
+    while True:
+        opening = _OPEN.search(text, pos)
+        if opening is None:
+            break
+        closing = _CLOSE.search(text, opening.end())
+        if closing is None:
+            break
+        spans.append(text[opening.end() : closing.start()])
+        pos = closing.end()
+    return spans
+
+
+def _fences(text: str) -> list[str]:
+    """The contents of closed ````` code fences, language tag and leading space removed."""
+    parts = text.split("```")
+    out = []
+    for i in range(1, len(parts) - 1, 2):
+        body = parts[i]
+        for lang in _FENCE_LANGS:
+            if body.startswith(lang):
+                body = body[len(lang) :]
+                break
+        out.append(body.lstrip())
+    return out
+
+
 def _load(text: str, repairs: list[str]) -> Any:
     attempts = [
         ("as written", lambda t: t),
@@ -184,7 +227,9 @@ def _load(text: str, repairs: list[str]) -> Any:
         fixed = fix(text)
         try:
             value = json.loads(fixed)
-        except (json.JSONDecodeError, ValueError):
+        except RecursionError:
+            raise ValueError("the answer is nested too deeply to read") from None
+        except ValueError:  # includes json.JSONDecodeError
             try:
                 value = ast.literal_eval(fixed)
                 name += " (Python literal)"
@@ -204,7 +249,7 @@ def _split_triple_string(text: str) -> tuple[str, ...] | None:
             value = ast.literal_eval(s)
             if isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
                 return tuple(v.strip() for v in value)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
         s = inner
     for sep in (" -> ", " → ", " | ", ","):
@@ -268,7 +313,7 @@ def _path(key: str, value: Any) -> tuple[ParsedPath | None, str | None]:
                 triples.append(triple)
     try:
         prob = float(probability) if probability is not None else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         prob = None
     return ParsedPath(key, triples, issues, prob), None
 
@@ -296,24 +341,40 @@ def parse_answer(raw: Any) -> ParseResult:
     >>> parse_answer("no paths here").failures
     ['no JSON object or list could be read']
     """
+    try:
+        text = answer_text(raw)
+    except RecursionError:
+        text = None
+    if text is None:
+        return ParseResult([], ["no answer text"], [])
+    if len(text) > MAX_ANSWER_CHARS:
+        return ParseResult(
+            [], [f"the answer is {len(text):,} characters long (limit {MAX_ANSWER_CHARS:,})"], []
+        )
+    try:
+        return _parse_text(text)
+    except (RecursionError, MemoryError):
+        return ParseResult([], ["the answer is nested too deeply to read"], [])
+    except Exception as exc:  # a bug: report it as this answer's failure, never crash a run
+        return ParseResult([], [f"internal parser error ({type(exc).__name__}: {exc})"], [])
+
+
+def _parse_text(text: str) -> ParseResult:
     failures: list[str] = []
     repairs: list[str] = []
-    text = answer_text(raw)
-    if text is None:
-        return ParseResult([], ["no answer text"], repairs)
     for marker in ("</think>", "</reason>"):
         if marker in text:
             after = text.split(marker)[-1]
             if after.strip():
                 text = after
             break
-    answers = _ANSWER.findall(text)
+    answers = _answer_spans(text)
     if answers:
         text = answers[-1]
     elif "<answer>" in text.lower():
         text = re.split(r"<answer>", text, flags=re.IGNORECASE)[-1]
     text = re.sub(r"</?answer>", "", text, flags=re.IGNORECASE)
-    fences = _FENCE.findall(text)
+    fences = _fences(text)
     if fences:
         text = max(fences, key=len)
     text = _candidate(_strip_comments(text).strip())
