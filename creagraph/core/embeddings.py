@@ -136,7 +136,7 @@ class SentenceTransformerEmbedder:
 _TOKEN = re.compile(r"\w+")
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=4096)
 def _feature_slot(feature: str, dim: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
     value = int.from_bytes(digest, "little")

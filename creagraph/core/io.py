@@ -45,13 +45,19 @@ def atomic_write(
 ):
     """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success.
 
-    On an exception the temporary file is removed and ``path`` is left untouched.
+    On an exception the temporary file is removed and ``path`` is left untouched. The data
+    is fsynced before the rename and the directory after it, so after a crash ``path``
+    holds either the old or the new content in full. The file gets the usual permissions
+    (``0o666`` less the umask), not the private ones of a temporary file.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     binary = "b" in mode
     try:
+        umask = _umask()
+        if umask is not None:
+            os.chmod(fd, 0o666 & ~umask)
         with os.fdopen(
             fd, mode, encoding=None if binary else encoding, newline=None if binary else newline
         ) as handle:
@@ -59,10 +65,37 @@ def atomic_write(
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
+        _fsync_dir(target.parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+
+
+def _umask() -> int | None:
+    """The process umask, read without changing it (``None`` where it cannot be read)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):  # pragma: no cover - not Linux
+        pass
+    return None
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse
+        pass
+    finally:
+        os.close(fd)
 
 
 def iter_jsonl(
