@@ -1,20 +1,66 @@
-"""The quick-start demo: the main job on the embedded default knowledge graph.
+"""The quick-start demo: the whole pipeline on the embedded default knowledge graph.
 
-Imports the shared Wikidata slice into the default store (once; later runs reopen it),
-prints what the graph holds and a few example look-ups.
+1. imports the shared Wikidata slice into the default store (once; later runs reopen it)
+   and prints what the graph holds and a few look-ups;
+2. generates CREATE queries from the graph;
+3. scores the published CREATE sample outputs (stored judge for all of them, the kg judge
+   on the first few queries of each model for grounding coverage) and measures
+   distinctiveness;
+4. builds Ekphrasis novelty anchors and cliché clusters on a shared population (the MCTB
+   Alternative Uses responses of eight models);
+5. writes the HTML report of all of it and prints where it is.
+
+Everything is written under one output directory (default ``./creagraph-demo``);
+re-running reuses what is already there (scoring resumes, the store is reopened).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import typer
 
 from creagraph.core.paths import default_slice_path, default_store_dir
 
+DEFAULT_OUT = Path("creagraph-demo")
 
-def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
-    """Run the demo, printing to stdout."""
+
+class ScoredOutputs(NamedTuple):
+    """Where :func:`run_scoring_demo` wrote its results, and the answer files it read."""
+
+    score: Path
+    score_kg: Path
+    distinct: Path
+    answers: list[Path]
+
+#: The two models whose leave-two-models-out anchors the demo shows.
+TIG_PAIR = ("claude/claude-sonnet-4-20250514", "gpt/gpt-5")
+
+
+def run_demo(
+    slice_path: Path | None = None,
+    store: Path | None = None,
+    out: Path | None = None,
+    *,
+    kg_queries: int = 5,
+    tig_runs: int = 3,
+) -> Path:
+    """Run the demo, printing to stdout; returns the path of the HTML report.
+
+    Parameters
+    ----------
+    slice_path, store : the N-Triples slice and the embedded store (defaults: the shared
+        slice, ``~/.cache/creagraph/store``).
+    out : output directory (default ``./creagraph-demo``).
+    kg_queries : queries per model scored with the kg judge (grounding coverage).
+    tig_runs : runs per model and AUT object in the TIG population (the file has 25).
+    """
+    if kg_queries < 0:
+        raise ValueError(f"kg_queries must be 0 or more, got {kg_queries}")
+    if tig_runs < 1:
+        raise ValueError(f"tig_runs must be at least 1, got {tig_runs}")
+    out_dir = Path(out) if out is not None else DEFAULT_OUT
     from creagraph.kg import EmbeddedKG, import_dumps
 
     source = slice_path or default_slice_path()
@@ -53,13 +99,16 @@ def run_demo(slice_path: Path | None = None, store: Path | None = None) -> None:
     if cats:
         c = cats[0]
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
-    run_querygen_demo(kg)
-    run_scoring_demo(target)
-    run_tig_demo()
+    generated = run_querygen_demo(kg, out_dir / "queries")
+    scored = run_scoring_demo(target, out_dir, kg_queries=kg_queries)
+    tig_dir = run_tig_demo(out_dir / "tig", runs=tig_runs)
+    return run_report_demo(out_dir, scored, generated, tig_dir)
 
 
-def run_querygen_demo(kg) -> None:
-    """Generate a few CREATE queries from the graph and show one source path and its ceiling."""
+def run_querygen_demo(kg, out: Path | None = None) -> Path | None:
+    """Generate a few CREATE queries from the graph, show one source path and its ceiling;
+    with ``out``, write them to ``out/generated.jsonl`` and return that path."""
+    from creagraph.core.io import write_records
     from creagraph.querygen import generate_queries, oracle_paths
 
     typer.secho("\n== CREATE queries generated from the graph (seed 7)", bold=True)
@@ -77,37 +126,49 @@ def run_querygen_demo(kg) -> None:
         f"  graph ceiling at k=3: {oracle.n_paths} paths, {oracle.n_strong} strong, "
         f"s0.9 = {oracle.ceiling[0.9]:.2f}"
     )
+    if out is None:
+        return None
+    target = out / "generated.jsonl"
+    out.mkdir(parents=True, exist_ok=True)
+    write_records(target, result.records)
+    typer.echo(f"  wrote {target}")
+    return target
 
 
-def run_scoring_demo(store: Path) -> None:
-    """Score the published sample outputs (stored judge, published mode) and ground a few
-    of their triples in the embedded graph."""
-    import tempfile
-
-    from creagraph.core.embeddings import default_embedder
-    from creagraph.kg import EmbeddedKG
-    from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
-    from creagraph.scoring.inputs import read_answers
-    from creagraph.scoring.judges import StoredJudge
-    from creagraph.scoring.parse import parse_answer
-    from creagraph.scoring.pipeline import Scorer, score_files, summarize
-
-    samples = sorted(
+def sample_output_files() -> list[Path]:
+    """The published CREATE sample outputs beside the shared slice (may be empty)."""
+    return sorted(
         (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
             "*.jsonl"
         )
     )
+
+
+def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOutputs | None:
+    """Score the published sample outputs into ``out/score`` (stored judge, published
+    mode), the first ``kg_queries`` queries of each model again with the kg judge into
+    ``out/score-kg`` (every triple grounded in the graph), and their distinctiveness into
+    ``out/distinct``. Returns those directories (and the answer files), or ``None`` when
+    the sample outputs are missing."""
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.core.io import iter_jsonl, read_jsonl, write_records
+    from creagraph.kg import EmbeddedKG
+    from creagraph.scoring.distinct import distinctiveness
+    from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+    from creagraph.scoring.inputs import read_answers
+    from creagraph.scoring.judges import KgJudge, StoredJudge
+    from creagraph.scoring.pipeline import Scorer, score_files, summarize
+
+    samples = sample_output_files()
     if not samples:
         typer.echo("(no CREATE sample outputs found beside the slice; skipping scoring demo)")
-        return
+        return None
     typer.secho("\n== CREATE scoring of the published sample outputs", bold=True)
     rows = read_answers(samples)
     embedder = default_embedder()
-    with tempfile.TemporaryDirectory() as tmp:
-        score_files(rows, Scorer(StoredJudge(), embedder, "published"), tmp)
-        from creagraph.core.io import read_jsonl
-
-        table = summarize(read_jsonl(Path(tmp) / "queries.jsonl"))
+    dirs = ScoredOutputs(out / "score", out / "score-kg", out / "distinct", samples)
+    score_files(rows, Scorer(StoredJudge(), embedder, "published"), dirs.score)
+    table = summarize(iter_jsonl(dirs.score / "queries.jsonl"))
     typer.echo(f"  {'model':24} {'s0.7':>6} {'s0.9':>6} {'max σ':>6} {'d':>5} {'|U|':>6}")
     for row in table:
         typer.echo(
@@ -115,52 +176,152 @@ def run_scoring_demo(store: Path) -> None:
             f"{row['max_quality_mean']:6.2f} {row['mean_pairwise_distance_mean']:5.2f} "
             f"{row['n_kept_mean']:6.2f}"
         )
-    typer.echo("  (stored published judge, published utility; `creagraph score --judge kg` grounds")
-    typer.echo("   every triple in the knowledge graph instead)")
+    typer.echo(f"  (stored published judge, published utility) -> {dirs.score}")
+
+    paths, summary = distinctiveness(read_jsonl(dirs.score / "paths.jsonl"), embedder)
+    dirs.distinct.mkdir(parents=True, exist_ok=True)
+    write_records(dirs.distinct / "distinct_paths.jsonl", paths)
+    write_records(dirs.distinct / "distinct_summary.csv", summary)
+    typer.echo(
+        "  distinctiveness avg ν: "
+        + ", ".join(f"{r['model']} {r['avg_nu'] or 0:.3f}" for r in summary)
+    )
+
+    first: dict[str, list] = {}
+    for row in sorted(rows, key=lambda r: (r.model, str(r.index).zfill(12))):
+        if len(first.setdefault(row.model, [])) < kg_queries:
+            first[row.model].append(row)
+    subset = [row for group in first.values() for row in group]
+    typer.secho(
+        f"\n== grounding {len(subset)} answers ({kg_queries} per model) in the graph "
+        "(kg judge)",
+        bold=True,
+    )
     kg = EmbeddedKG(store)
-    grounder = Grounder(kg, EntityLinker(kg), RelationLinker(kg, embedder))
-    shown = 0
-    seen: set[tuple[str, ...]] = set()
-    typer.secho("\n== grounding sample triples in the graph (kg judge)", bold=True)
-    for row in rows:
-        for path in parse_answer(row.answer).paths:
-            for triple in path.triples:
-                if len(triple) != 3 or triple in seen:
-                    continue
-                seen.add(triple)
-                g = grounder.ground(*triple)
-                if g.status == "verified" and shown < 5:
-                    shown += 1
+    entity_linker, relation_linker = EntityLinker(kg), RelationLinker(kg, embedder)
+    scorer = Scorer(
+        KgJudge(Grounder(kg, entity_linker, relation_linker)),
+        embedder,
+        "published",
+        entity_linker=entity_linker,
+        relation_linker=relation_linker,
+        kg=kg,
+    )
+    if subset:
+        score_files(subset, scorer, dirs.score_kg)
+        seen: set[tuple[str, ...]] = set()
+        for record in iter_jsonl(dirs.score_kg / "paths.jsonl"):
+            for triple, judgment in zip(record["triples"], record["judgments"]):
+                if judgment.get("status") == "verified" and len(seen) < 5:
+                    if tuple(triple) in seen:
+                        continue
+                    seen.add(tuple(triple))
+                    sizes = judgment.get("class_sizes") or [None, None]
                     typer.echo(
-                        f"  {triple} -> ({g.subject}, {g.property}, {g.object}) verified; "
-                        f"class sizes {g.class_size_subjects}/{g.class_size_objects} -> "
-                        f"σ = {g.specificity}"
+                        f"  {tuple(triple)} -> ({', '.join(judgment['ids'])}) verified; "
+                        f"class sizes {sizes[0]}/{sizes[1]} -> σ = {judgment['specificity']}"
                     )
-            if shown >= 5:
-                return
+            if len(seen) >= 5:
+                break
+        counts: dict[str, int] = {}
+        for q in iter_jsonl(dirs.score_kg / "queries.jsonl"):
+            for status, n in q["triple_status"].items():
+                counts[status] = counts.get(status, 0) + n
+        typer.echo(
+            "  triple statuses: " + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+        )
+    return dirs
 
 
-def run_tig_demo() -> None:
-    """Novelty checklist anchors for one AUT object, leaving out the two compared models."""
+def run_tig_demo(out: Path | None = None, *, runs: int = 3) -> Path | None:
+    """Cliché clusters and novelty checklist anchors on a shared population: the MCTB
+    Alternative Uses responses (first ``runs`` runs of each of eight models, four objects).
+
+    Writes ``out/clusters.jsonl`` (whole population, as ``creagraph tig clusters``) and
+    ``out/anchors.jsonl`` (leave-two-models-out for :data:`TIG_PAIR`, as ``creagraph tig
+    anchors``); returns ``out`` (``None`` without the population or without ``out``).
+    """
+    from creagraph.core.io import write_jsonl
     from creagraph.tig import (
         anchors_for_population,
         build_atom_tables,
         l2mo_population,
         load_aut_population,
     )
+    from creagraph.tig.anchors import write_anchors
+    from creagraph.tig.population import build_population
 
     try:
-        responses = load_aut_population(objects=["paperclip"])
+        responses = load_aut_population(max_runs=runs)
     except FileNotFoundError:
         typer.echo("(no AUT population found in ../shared; skipping the TIG demo)")
-        return
-    typer.secho("\n== Ekphrasis novelty anchors (AUT 'paperclip', offline extractor)", bold=True)
-    table = next(iter(build_atom_tables(responses, show_progress=False).values()))
-    pair = ("claude/claude-sonnet-4-20250514", "gpt/gpt-5")
-    population = l2mo_population(table, pair)
-    typer.echo(
-        f"  {len(table.responses)} ideas from {len(table.models)} models; comparing {pair[0]} vs "
-        f"{pair[1]}: reference = the other {len(table.models) - 2} models"
+        return None
+    typer.secho(
+        f"\n== Ekphrasis cliché clusters and novelty anchors (AUT, {runs} runs per model, "
+        "offline extractor)",
+        bold=True,
     )
-    for anchor in anchors_for_population(population, top_k=3):
-        typer.echo(f"  [{anchor.cliche_score:.2f}] {anchor.text}")
+    tables = build_atom_tables(responses, show_progress=False)
+    clusters, anchors = [], []
+    for task, table in tables.items():
+        whole = build_population(table, None)
+        for cluster in sorted(whole.clusters, key=lambda c: (-c.cliche_score, c.id)):
+            row = cluster.to_dict()
+            row["comparison_key"] = whole.comparison_key
+            row["n_reference_responses"] = whole.n_responses
+            clusters.append(row)
+        if all(m in table.models for m in TIG_PAIR):
+            found = anchors_for_population(l2mo_population(table, TIG_PAIR), top_k=3)
+            anchors.extend(found)
+            typer.echo(
+                f"  {task}: {len(table.responses)} ideas from {len(table.models)} models; "
+                f"comparing {TIG_PAIR[0]} vs {TIG_PAIR[1]}: reference = the other "
+                f"{len(table.models) - 2} models"
+            )
+            for anchor in found:
+                typer.echo(f"    [{anchor.cliche_score:.2f}] {anchor.text}")
+    if out is None:
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "clusters.jsonl", clusters)
+    write_anchors(out / "anchors.jsonl", anchors)
+    typer.echo(f"  wrote {out}/clusters.jsonl ({len(clusters)}), anchors.jsonl ({len(anchors)})")
+    return out
+
+
+def run_report_demo(
+    out: Path,
+    scored: ScoredOutputs | None,
+    generated: Path | None,
+    tig_dir: Path | None,
+) -> Path:
+    """Write the HTML report of the demo's outputs to ``out/report`` and print its path."""
+    from creagraph.report import (
+        read_distinct,
+        read_query_relations,
+        read_scored,
+        read_tig,
+        write_report,
+    )
+
+    typer.secho("\n== report", bold=True)
+    if scored is None:
+        raise FileNotFoundError("no scored outputs to report on (CREATE sample outputs missing)")
+    distinct_paths, distinct_summary = read_distinct(scored.distinct)
+    kg_dir = scored.score_kg
+    relation_files = [*scored.answers, *([generated] if generated else [])]
+    clusters, anchors = read_tig([tig_dir]) if tig_dir is not None else ([], [])
+    files = write_report(
+        read_scored([scored.score]),
+        out / "report",
+        distinct_paths=distinct_paths,
+        distinct_summary=distinct_summary,
+        grounding_queries=read_scored([kg_dir]) if (kg_dir / "queries.jsonl").exists() else [],
+        relation_records=read_query_relations(relation_files),
+        tig_clusters=clusters,
+        tig_anchors=anchors,
+        title="creagraph demo report",
+    )
+    report = files[0].resolve()
+    typer.secho(f"report: {report}", bold=True)
+    return report

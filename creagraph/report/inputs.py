@@ -1,0 +1,149 @@
+"""Reading the plain files the report is built from, checked at the boundary.
+
+Every reader takes the files (or output directories) the jobs write and returns plain
+records; errors are :class:`~creagraph.core.io.InputError` naming the file, record and
+field. Nothing here imports the scoring or TIG jobs: their files are the interface.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from creagraph.core.io import InputError, read_jsonl, read_records
+
+__all__ = ["read_distinct", "read_query_relations", "read_scored", "read_tig"]
+
+PathLike = str | os.PathLike[str]
+
+
+def _require(record: dict[str, Any], where: str, name: str, kind: type | tuple) -> Any:
+    value = record.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InputError(f"{where}: field {name!r} is missing or not a {_kind_name(kind)}")
+    return value
+
+
+def _kind_name(kind: type | tuple) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """Scored queries from ``creagraph score`` output directories or ``queries.jsonl`` files.
+
+    Each record needs ``model`` (text) and ``utility`` with numeric ``"0.7"`` and ``"0.9"``.
+    """
+    queries: list[dict[str, Any]] = []
+    for item in results:
+        path = Path(item)
+        path = path / "queries.jsonl" if path.is_dir() else path
+        if not path.exists():
+            raise InputError(f"{path}: file not found (expected `creagraph score` output)")
+        for number, record in enumerate(read_jsonl(path), start=1):
+            where = f"{path}: record {number}"
+            _require(record, where, "model", str)
+            utility = _require(record, where, "utility", dict)
+            for gamma in ("0.7", "0.9"):
+                if not _number(utility.get(gamma)):
+                    raise InputError(f"{where}: field 'utility' has no number for γ = {gamma}")
+            curve = record.get("utility_curve")
+            if curve is not None and not isinstance(curve, dict):
+                raise InputError(f"{where}: field 'utility_curve' is not an object")
+            status = record.get("triple_status")
+            if status is not None and not (
+                isinstance(status, dict) and all(_number(v) for v in status.values())
+            ):
+                raise InputError(f"{where}: field 'triple_status' is not an object of counts")
+            queries.append(record)
+    return queries
+
+
+def read_distinct(directory: PathLike) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``distinct_paths.jsonl`` and ``distinct_summary.csv`` of ``creagraph distinct``.
+
+    Returns the per-path records (``model``, ``nu``) and the per-model summary with
+    ``avg_nu`` / ``max_nu`` as floats (``None`` where empty).
+    """
+    d = Path(directory)
+    if not (d / "distinct_paths.jsonl").exists():
+        raise InputError(f"{d / 'distinct_paths.jsonl'}: file not found")
+    paths = read_jsonl(d / "distinct_paths.jsonl")
+    for number, record in enumerate(paths, start=1):
+        where = f"{d / 'distinct_paths.jsonl'}: record {number}"
+        _require(record, where, "model", str)
+        if record.get("nu") is not None and not _number(record["nu"]):
+            raise InputError(f"{where}: field 'nu' is not a number")
+    summary = read_records(d / "distinct_summary.csv")
+    for number, row in enumerate(summary, start=2):
+        where = f"{d / 'distinct_summary.csv'}: line {number}"
+        if not row.get("model"):
+            raise InputError(f"{where}: field 'model' is empty")
+        for key in ("avg_nu", "max_nu"):
+            value = row.get(key)
+            if value in (None, ""):
+                row[key] = None
+                continue
+            try:
+                row[key] = float(value)
+            except (TypeError, ValueError):
+                raise InputError(f"{where}: field {key!r} is not a number: {value!r}") from None
+            if not math.isfinite(row[key]):
+                row[key] = None
+    return paths, summary
+
+
+def read_tig(items: Sequence[PathLike]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cliché clusters and checklist anchors from ``creagraph tig clusters|anchors`` output.
+
+    ``items`` are JSONL files, or directories whose ``clusters.jsonl`` / ``anchors.jsonl``
+    are read. A record with ``item_id`` is an anchor, one with ``id`` a cluster; both need
+    ``task_id`` and a numeric ``cliche_score``.
+    """
+    files: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = [p / n for n in ("clusters.jsonl", "anchors.jsonl") if (p / n).exists()]
+            if not found:
+                raise InputError(f"{p}: no clusters.jsonl or anchors.jsonl in this directory")
+            files.extend(found)
+        elif p.exists():
+            files.append(p)
+        else:
+            raise InputError(f"{p}: file not found")
+    clusters: list[dict[str, Any]] = []
+    anchors: list[dict[str, Any]] = []
+    for path in files:
+        for number, record in enumerate(read_jsonl(path), start=1):
+            where = f"{path}: record {number}"
+            _require(record, where, "task_id", str)
+            if not _number(record.get("cliche_score")):
+                raise InputError(f"{where}: field 'cliche_score' is missing or not a number")
+            if "item_id" in record:
+                anchors.append(record)
+            elif "id" in record:
+                clusters.append(record)
+            else:
+                raise InputError(
+                    f"{where}: neither a cluster (field 'id') nor an anchor (field 'item_id')"
+                )
+    return clusters, anchors
+
+
+def read_query_relations(items: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """Records that say which relation each query's source path is built on: generated
+    queries (``creagraph queries generate`` JSONL) or CREATE answer files (any format
+    :func:`~creagraph.core.io.read_records` reads). See
+    :func:`creagraph.report.tables.source_relations` for the fields used."""
+    records: list[dict[str, Any]] = []
+    for item in items:
+        records.extend(read_records(item))
+    return records

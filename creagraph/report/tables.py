@@ -1,0 +1,342 @@
+"""The report's numbers: pure functions over plain records (dicts), no file access.
+
+Records are what the jobs write: ``queries.jsonl`` rows of ``creagraph score`` (``model``,
+``utility``, ``utility_curve``, ``triple_status``, ``rel_b``, ...), ``distinct_paths.jsonl``
+/ ``distinct_summary.csv`` rows of ``creagraph distinct`` and the cluster / anchor rows of
+``creagraph tig clusters|anchors``.
+
+Confidence intervals are percentile bootstrap intervals over queries (a model's queries
+resampled with replacement, seeded; 2,000 resamples by default) [1]_.
+
+References
+----------
+.. [1] Efron & Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 13.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "GROUNDING_STATUSES",
+    "bootstrap_ci",
+    "cliche_tables",
+    "grounding_coverage",
+    "leaderboard",
+    "mean_curves",
+    "relation_breakdown",
+    "source_relations",
+]
+
+#: Triple statuses of the kg judge, in the order the report shows them.
+GROUNDING_STATUSES = ("verified", "absent", "unlinked")
+
+
+def bootstrap_ci(
+    values: Sequence[float | None],
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (``None`` values are dropped).
+
+    Returns ``(nan, nan)`` for no values.
+
+    Examples
+    --------
+    >>> lo, hi = bootstrap_ci([1.0, 2.0, 3.0, 4.0])
+    >>> lo < 2.5 < hi
+    True
+    >>> bootstrap_ci([5.0, 5.0])
+    (5.0, 5.0)
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    x = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if len(x) == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(n_resamples, len(x)))].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
+
+
+def _by_model(queries: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for q in queries:
+        out.setdefault(str(q["model"]), []).append(q)
+    return out
+
+
+def _mean(values: Iterable[Any]) -> float | None:
+    kept = [float(v) for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None
+
+
+def leaderboard(
+    queries: Sequence[Mapping[str, Any]],
+    distinct_summary: Sequence[Mapping[str, Any]] = (),
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Per-model means over queries with bootstrap CIs of s₀.₇ and s₀.₉, best s₀.₉ first.
+
+    Columns: ``model, n_queries, s_0.7, s_0.7_ci_low, s_0.7_ci_high, s_0.9, …,
+    max_quality, mean_pairwise_distance, n_kept`` and, for models in ``distinct_summary``,
+    ``avg_nu, max_nu``.
+
+    Examples
+    --------
+    >>> q = [{"model": "m", "utility": {"0.7": u, "0.9": u}, "max_quality": 3,
+    ...       "mean_pairwise_distance": None, "n_kept": 1} for u in (1.0, 3.0)]
+    >>> row = leaderboard(q, n_resamples=200)[0]
+    >>> row["model"], row["s_0.9"], row["s_0.9_ci_low"] >= 1.0
+    ('m', 2.0, True)
+    """
+    nu = {str(row["model"]): row for row in distinct_summary}
+    table = []
+    for model, rows in _by_model(queries).items():
+        entry: dict[str, Any] = {"model": model, "n_queries": len(rows)}
+        for gamma in ("0.7", "0.9"):
+            values = [q["utility"][gamma] for q in rows]
+            lo, hi = bootstrap_ci(values, n_resamples=n_resamples, level=level, seed=seed)
+            entry[f"s_{gamma}"] = _mean(values)
+            entry[f"s_{gamma}_ci_low"], entry[f"s_{gamma}_ci_high"] = lo, hi
+        entry["max_quality"] = _mean(q.get("max_quality") for q in rows)
+        entry["mean_pairwise_distance"] = _mean(q.get("mean_pairwise_distance") for q in rows)
+        entry["n_kept"] = _mean(q.get("n_kept") for q in rows)
+        if model in nu:
+            entry["avg_nu"] = nu[model].get("avg_nu")
+            entry["max_nu"] = nu[model].get("max_nu")
+        table.append(entry)
+    table.sort(key=lambda e: (-(e["s_0.9"] if e["s_0.9"] is not None else -np.inf), e["model"]))
+    return table
+
+
+def mean_curves(
+    queries: Sequence[Mapping[str, Any]],
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Model → (γ values, mean creative utility over the model's queries at each γ).
+
+    Examples
+    --------
+    >>> mean_curves([{"model": "m", "utility_curve": {"0.0": 1.0, "1.0": 3.0}},
+    ...              {"model": "m", "utility_curve": {"0.0": 3.0, "1.0": 5.0}}])
+    {'m': ([0.0, 1.0], [2.0, 4.0])}
+    """
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for model, rows in sorted(_by_model(queries).items()):
+        gammas = sorted({g for q in rows for g in q.get("utility_curve") or {}}, key=float)
+        means = [_mean((q.get("utility_curve") or {}).get(g) for q in rows) for g in gammas]
+        out[model] = (
+            [float(g) for g, m in zip(gammas, means) if m is not None],
+            [m for m in means if m is not None],
+        )
+    return out
+
+
+_DESCRIPTION = re.compile(r"^(Q\d+)__(P\d+)$")
+
+
+def source_relations(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Query text → ``{"id", "label"}`` of the relation the query's source path is built on.
+
+    Reads generated query records (``source_relation``, ``source_relation_label``, from
+    ``creagraph queries generate``) and published CREATE answer rows (``description`` =
+    ``"<QID>__<PID>"``, the label taken from ``triple1_labels`` when ``triple1`` uses that
+    property). Records carrying neither are skipped.
+
+    Examples
+    --------
+    >>> source_relations([{"query": "q?", "description": "Q1__P166",
+    ...                    "triple1": ["Q2", "P166", "Q1"],
+    ...                    "triple1_labels": ["a", "award received", "b"]}])
+    {'q?': {'id': 'P166', 'label': 'award received'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    for r in records:
+        query = r.get("query")
+        if not isinstance(query, str):
+            continue
+        pid = r.get("source_relation")
+        label = r.get("source_relation_label")
+        if not isinstance(pid, str) or not pid:
+            match = _DESCRIPTION.match(str(r.get("description") or ""))
+            if match is None:
+                continue
+            pid = match.group(2)
+            triple, labels = r.get("triple1"), r.get("triple1_labels")
+            if (
+                isinstance(triple, list)
+                and isinstance(labels, list)
+                and len(triple) == 3
+                and len(labels) == 3
+                and triple[1] == pid
+            ):
+                label = labels[1]
+        out[query] = {"id": pid, "label": str(label) if label else pid}
+    return out
+
+
+def relation_breakdown(
+    queries: Sequence[Mapping[str, Any]],
+    key: str = "query",
+    relations: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    gamma: str = "0.9",
+) -> list[dict[str, Any]]:
+    """Mean creative utility per relation and model.
+
+    Parameters
+    ----------
+    queries : queries.jsonl records.
+    key : ``"query"`` groups by the query relation (``rel_b``: how concept C hangs off
+        the hidden bridge, carried by every scored query); ``"source"`` groups by the
+        relation of the source path, looked up by query text in ``relations`` (see
+        :func:`source_relations`); queries not found there are left out.
+    gamma : the patience of the utility averaged.
+
+    Returns
+    -------
+    list of dict
+        ``relation, model, n_queries, mean_utility, mean_kept`` sorted by relation, model.
+
+    Examples
+    --------
+    >>> q = [{"model": "m", "rel_b": "occupation", "utility": {"0.9": 2.0}, "n_kept": 1},
+    ...      {"model": "m", "rel_b": "occupation", "utility": {"0.9": 4.0}, "n_kept": 3}]
+    >>> relation_breakdown(q)[0]["mean_utility"]
+    3.0
+    """
+    if key not in ("query", "source"):
+        raise ValueError(f"key must be 'query' or 'source', got {key!r}")
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for q in queries:
+        if key == "query":
+            relation = q.get("rel_b")
+            name = str(relation) if relation else None
+        else:
+            found = (relations or {}).get(str(q.get("query")))
+            name = f"{found['id']} {found['label']}" if found else None
+            if found and found["label"] == found["id"]:
+                name = found["id"]
+        if name is None:
+            continue
+        groups.setdefault((name, str(q["model"])), []).append(q)
+    return [
+        {
+            "relation": relation,
+            "model": model,
+            "n_queries": len(rows),
+            "mean_utility": _mean(q["utility"].get(gamma) for q in rows),
+            "mean_kept": _mean(q.get("n_kept") for q in rows),
+        }
+        for (relation, model), rows in sorted(groups.items())
+    ]
+
+
+def grounding_coverage(queries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, the fractions of triples the kg judge verified / found absent / could
+    not link, summed over the queries it judged (``triple_status`` of queries.jsonl).
+
+    Queries judged otherwise (e.g. only ``stored`` statuses) are ignored; an empty list
+    means grounding coverage is not available.
+
+    Examples
+    --------
+    >>> grounding_coverage([{"model": "m", "triple_status": {"verified": 1, "absent": 3}},
+    ...                     {"model": "m", "triple_status": {"stored": 9}}])
+    [{'model': 'm', 'n_queries': 1, 'n_triples': 4, 'verified': 0.25, 'absent': 0.75, \
+'unlinked': 0.0}]
+    """
+    counts: dict[str, dict[str, int]] = {}
+    n_queries: dict[str, int] = {}
+    for q in queries:
+        status = q.get("triple_status") or {}
+        if not any(s in status for s in GROUNDING_STATUSES):
+            continue
+        model = str(q["model"])
+        mine = counts.setdefault(model, dict.fromkeys(GROUNDING_STATUSES, 0))
+        for s in GROUNDING_STATUSES:
+            mine[s] += int(status.get(s, 0))
+        n_queries[model] = n_queries.get(model, 0) + 1
+    out = []
+    for model in sorted(counts):
+        total = sum(counts[model].values())
+        row: dict[str, Any] = {"model": model, "n_queries": n_queries[model], "n_triples": total}
+        for s in GROUNDING_STATUSES:
+            row[s] = counts[model][s] / total if total else 0.0
+        out.append(row)
+    return out
+
+
+def cliche_tables(
+    clusters: Sequence[Mapping[str, Any]] = (),
+    anchors: Sequence[Mapping[str, Any]] = (),
+    *,
+    top: int = 5,
+) -> list[dict[str, Any]]:
+    """The top cliché clusters per task (and per comparison), highest ClichéScore first.
+
+    Parameters
+    ----------
+    clusters : rows of ``creagraph tig clusters`` (``task_id, type, summary, labels,
+        cliche_score, coverage, models, comparison_key``).
+    anchors : rows of ``creagraph tig anchors`` (``task_id, comparison_key, rank, text,
+        cluster_id, cluster_summary, atom_type, cliche_score, coverage,
+        cluster_models``); anchors name the cluster they were built from, so they count as
+        that cluster, with the checklist question attached.
+    top : clusters kept per (task, comparison).
+
+    Returns
+    -------
+    list of dict
+        One per (task, comparison), sorted by task then comparison: ``task_id,
+        comparison_key`` (``""`` = the whole population) and ``rows`` (``rank, type,
+        summary, cliche_score, coverage, n_models, checklist``).
+    """
+    if top < 1:
+        raise ValueError(f"top must be at least 1, got {top}")
+    groups: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for c in clusters:
+        group = groups.setdefault((str(c["task_id"]), str(c.get("comparison_key") or "")), {})
+        labels = list(c.get("labels") or [])
+        groups_row = {
+            "type": str(c.get("type") or ""),
+            "summary": str(c.get("summary") or ", ".join(labels[:3])),
+            "cliche_score": float(c["cliche_score"]),
+            "coverage": c.get("coverage"),
+            "n_models": len(c.get("models") or []),
+            "checklist": None,
+        }
+        group[str(c.get("id") or len(group))] = groups_row
+    for a in anchors:
+        group = groups.setdefault((str(a["task_id"]), str(a.get("comparison_key") or "")), {})
+        cid = str(a.get("cluster_id") or f"anchor-{len(group)}")
+        row = group.get(cid)
+        if row is None:
+            row = group[cid] = {
+                "type": str(a.get("atom_type") or ""),
+                "summary": str(a.get("cluster_summary") or ""),
+                "cliche_score": float(a["cliche_score"]),
+                "coverage": a.get("coverage"),
+                "n_models": len(a.get("cluster_models") or []),
+                "checklist": None,
+            }
+        row["checklist"] = str(a.get("text") or "") or None
+    out = []
+    for (task, comparison), rows in sorted(groups.items()):
+        best = sorted(rows.values(), key=lambda r: (-r["cliche_score"], r["summary"]))[:top]
+        for rank, r in enumerate(best, start=1):
+            r["rank"] = rank
+        out.append({"task_id": task, "comparison_key": comparison, "rows": best})
+    return out
