@@ -210,30 +210,66 @@ def register(app: typer.Typer) -> None:
         distinct_dir: Annotated[
             Path | None, typer.Option("--distinct", help="Output dir of `creagraph distinct`.")
         ] = None,
+        grounding: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--grounding",
+                help="Extra score output (kg judge, e.g. on a subset) used for grounding "
+                "coverage only; repeatable.",
+            ),
+        ] = None,
+        queries: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--queries",
+                help="Generated queries or CREATE answer files naming each query's source "
+                "relation (for the per-relation breakdown); repeatable.",
+            ),
+        ] = None,
+        tig: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--tig",
+                help="`creagraph tig clusters|anchors` output (JSONL file, or a dir with "
+                "clusters.jsonl/anchors.jsonl); repeatable.",
+            ),
+        ] = None,
+        top_clusters: Annotated[int, typer.Option(help="Cliché clusters shown per task.")] = 5,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
+        title: Annotated[str, typer.Option(help="Page title.")] = "creagraph report",
     ) -> None:
-        """Leaderboard with bootstrap CIs (CSV, HTML), utility-vs-patience curves and
-        distinctiveness distributions (PNG)."""
-        from creagraph.core.io import read_records
-        from creagraph.scoring.report import write_report
-
-        queries = []
-        for item in results:
-            queries.extend(read_jsonl(item / "queries.jsonl" if item.is_dir() else item))
-        if not queries:
-            raise InputError("no scored queries found in the given results")
-        paths, summary = [], []
-        if distinct_dir is not None:
-            paths = read_jsonl(distinct_dir / "distinct_paths.jsonl")
-            summary = read_records(distinct_dir / "distinct_summary.csv")
-            for row in summary:
-                for key in ("avg_nu", "max_nu"):
-                    row[key] = float(row[key]) if row.get(key) not in (None, "") else None
-        files = write_report(
-            queries, out, distinct_paths=paths, distinct_summary=summary, n_resamples=resamples
+        """One self-contained HTML page (figures embedded; also written as PNGs) and
+        leaderboard.csv: leaderboard with 95% bootstrap CIs, utility-vs-patience curves,
+        distinctiveness, per-relation breakdown, grounding coverage, top cliché clusters."""
+        from creagraph.report import (
+            read_distinct,
+            read_query_relations,
+            read_scored,
+            read_tig,
+            write_report,
         )
-        for f in files:
+
+        scored = read_scored(results)
+        if not scored:
+            raise InputError("no scored queries found in the given results")
+        paths, summary = read_distinct(distinct_dir) if distinct_dir is not None else ([], [])
+        clusters, anchors = read_tig(tig) if tig else ([], [])
+        files = write_report(
+            scored,
+            out,
+            distinct_paths=paths,
+            distinct_summary=summary,
+            grounding_queries=read_scored(grounding) if grounding else [],
+            relation_records=read_query_relations(queries) if queries else [],
+            tig_clusters=clusters,
+            tig_anchors=anchors,
+            top_clusters=top_clusters,
+            n_resamples=resamples,
+            title=title,
+        )
+        for f in files[1:]:
             typer.echo(f"wrote {f}")
+        typer.echo(f"report: {files[0]}")
 
     @app.command()
     def distance(
