@@ -46,11 +46,22 @@ _register()
 def demo(
     slice_path: Path | None = typer.Option(None, "--slice", help="N-Triples slice to use."),
     store: Path | None = typer.Option(None, "--store", help="Embedded store directory."),
+    out: Path = typer.Option(
+        Path("creagraph-demo"), "--out", help="Output directory (scores, TIG files, report)."
+    ),
+    kg_queries: int = typer.Option(
+        5, "--kg-queries", help="Queries per model also scored with the kg judge (grounding)."
+    ),
+    tig_runs: int = typer.Option(
+        3, "--tig-runs", help="Runs per model and AUT object in the TIG population."
+    ),
 ) -> None:
-    """Run the main job on the embedded default graph (the shared Wikidata slice)."""
+    """Run the whole pipeline on the embedded default graph (the shared Wikidata slice):
+    generate queries, score the published sample outputs, TIG anchors on a shared
+    population, and an HTML report; prints where the report is."""
     from creagraph.demo import run_demo
 
-    run_demo(slice_path, store)
+    run_demo(slice_path, store, out, kg_queries=kg_queries, tig_runs=tig_runs)
 
 
 def main(argv: list[str] | None = None) -> int:
