@@ -1,34 +1,124 @@
-"""Scoring on a Dask cluster when one machine is not enough (SPEC §6).
+"""Scoring on a Ray or Dask cluster when one machine is not enough (SPEC §6).
 
-Rows are sent in batches to worker processes; each worker builds its scorer once from a
-:class:`ScorerConfig` (judge, mode, graph, …) and returns the same :class:`ScoreResult`
-records the local loop produces. The driver consumes the batches in input order, so the
-output files are written exactly as a local run writes them (resume included).
+Work is split by query: answer rows are cut into small batches (a few queries each) and
+sent to worker processes. Each worker builds its scorer (one embedding model, one graph
+connection, one judge) once from a :class:`ScorerConfig` and keeps it for its life; it
+returns the same :class:`~creagraph.scoring.pipeline.ScoreResult` records the local loop
+produces. The driver reads the input lazily, keeps only a bounded number of batches in
+flight, and yields results in input order, so the output files are written exactly as a
+local run writes them (resume included).
 
-Connect to an existing scheduler (``creagraph score --scheduler tcp://host:8786``) or let
-creagraph start a local cluster of processes (``--workers N``). Workers need the same
-installation and the same access to the graph (store path or endpoint) as the driver.
+Engines
+-------
+``creagraph score --engine ray``
+    Ray actors, one per worker, each holding one scorer (:func:`ray_runner`). Without
+    ``--address`` creagraph starts a private local Ray cluster of ``--workers`` processes
+    (default: the number of CPUs) and shuts it down when the run ends or is interrupted.
+    Needs ``pip install 'ray>=2.9'``.
+``creagraph score --engine dask``
+    The same over Dask (:func:`dask_runner`): a local cluster of ``--workers`` processes, or
+    an existing scheduler with ``--address tcp://host:8786`` (``--scheduler`` is the old
+    spelling of that option).
+``creagraph score`` (``--engine local``)
+    The in-process loop.
+
+Identical results
+-----------------
+A distributed run gives the same records as a local run: every per-query utility equal to
+1e-9 and everything else equal. Two things make that so:
+
+- Batches never mix queries: a query's kept paths are embedded in one call, in the same
+  process, exactly as in the local loop.
+- The embedding model's arithmetic depends on torch's intra-op thread count (vectors
+  differ by ~1e-7 between 1 and 2 threads, enough to move utilities in the 8th digit).
+  Ray and Dask start workers with ``OMP_NUM_THREADS=1`` while a plain process uses every
+  core, so wherever a scorer is built (driver or worker) the thread count is set to
+  :attr:`ScorerConfig.torch_threads` (default 1, which is also the fastest for the small
+  per-query batches). The results are then independent of the engine and of the number of
+  cores. Machines with different CPU instruction sets (AVX-512 vs AVX2) may still differ
+  in the last bits; the embedding cache (``$CREAGRAPH_CACHE_DIR/embeddings.sqlite``),
+  shared by all workers of one machine, also pins vectors once computed.
+
+Running on a real cluster
+-------------------------
+Every worker needs the same installation (``pip install creagraph ray``) and the same
+access to the graph as the driver: the same ``--store`` directory at the same path (a
+shared file system, or a copy on each node), or an ``--endpoint`` reachable from every
+node. Then, for Ray::
+
+    ray start --head --port 6379                    # on the head node
+    ray start --address HEAD:6379                   # on every other node
+    creagraph score answers/*.jsonl --engine ray --address HEAD:6379 \\
+        --store /shared/kg --out results/           # on the head node
+
+(``--address auto`` finds a cluster started on this machine; ``ray://HEAD:10001`` uses Ray
+Client from outside the cluster. ``--workers`` caps the number of actors; by default one
+per CPU of the cluster.) For Dask::
+
+    dask scheduler &  dask worker tcp://HEAD:8786 --nthreads 1   # one thread per process
+    creagraph score answers/*.jsonl --engine dask --address tcp://HEAD:8786 --out results/
+
+Full Wikidata
+-------------
+Point the graph at a SPARQL endpoint holding all of Wikidata instead of a local slice:
+
+- QLever: ``--endpoint https://qlever.cs.uni-freiburg.de/api/wikidata`` (fast, no hard
+  rate limit; label search scans labels with a ``REGEX`` filter, which QLever answers
+  quickly). A self-hosted QLever or WDQS mirror is the right choice for large runs.
+- WDQS: ``--endpoint https://query.wikidata.org/sparql``. The public service allows about
+  five parallel queries and 60 s of query time per minute per client, so keep
+  ``--workers`` at 5 or fewer; creagraph sends a descriptive User-Agent, retries 429/5xx
+  answers with exponential backoff (honouring ``Retry-After``) and gives up with a clear
+  :class:`~creagraph.kg.sparql.SparqlError` after the retries. Entity search on WDQS only
+  matches exact labels/aliases in a few capitalisations (``search_mode="exact"``, chosen
+  automatically for query.wikidata.org), because a ``CONTAINS`` scan over all labels times
+  out there; fuzzy mentions therefore link less often than on a local store or QLever.
+
+Every SPARQL answer is cached on disk (``$CREAGRAPH_CACHE_DIR/sparql.sqlite``, keyed by
+endpoint and query text), one cache per machine shared by its workers, so a re-run or a
+resumed run asks the endpoint only for what it has not seen.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import itertools
+import logging
+import os
+import socket
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from creagraph.core.io import InputError
 
-__all__ = ["ScorerConfig", "score_batch", "dask_runner", "dask_client"]
+__all__ = [
+    "ENGINES",
+    "ScorerConfig",
+    "set_torch_threads",
+    "score_batch",
+    "batches",
+    "ordered_results",
+    "dask_runner",
+    "dask_client",
+    "ray_runner",
+    "ray_cluster",
+]
+
+ENGINES = ("local", "dask", "ray")
 
 _SCORERS: dict[Any, Any] = {}
 
 
 @dataclass(frozen=True)
 class ScorerConfig:
-    """Everything needed to build a scorer in another process (plain, picklable values)."""
+    """Everything needed to build a scorer in another process (plain, picklable values).
+
+    ``torch_threads`` is the intra-op thread count of the embedding model wherever a scorer
+    is built (see the module docstring: it makes results independent of the engine);
+    ``None`` leaves torch's default.
+    """
 
     judge: str = "kg"
     mode: str = "paper"
@@ -38,6 +128,7 @@ class ScorerConfig:
     llm_base_url: str | None = None
     llm_model: str | None = None
     ceiling_k: int | None = None
+    torch_threads: int | None = 1
 
     def validate(self) -> None:
         if self.judge not in ("kg", "stored", "llm", "hybrid"):
@@ -46,10 +137,26 @@ class ScorerConfig:
             raise InputError(f"--mode must be paper or published, not {self.mode!r}")
         if not 0.0 <= self.factuality_threshold <= 1.0:
             raise InputError("--factuality-threshold must be between 0 and 1")
+        if self.torch_threads is not None and self.torch_threads < 1:
+            raise InputError(f"torch_threads must be at least 1, not {self.torch_threads}")
+
+
+def set_torch_threads(n: int | None) -> None:
+    """Set torch's intra-op thread count to ``n`` in this process (``None``: leave it).
+
+    Called wherever a scorer is built, so the driver and every worker run the embedding
+    model with the same arithmetic.
+    """
+    if n is None:
+        return
+    import torch
+
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
 
 
 def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows: list) -> list:
-    """Score rows in this process, building (once) the scorer for ``config``."""
+    """Score rows in this process, building (once per process) the scorer for ``config``."""
     key = (build, config)
     if key not in _SCORERS:
         _SCORERS[key] = build(config)
@@ -57,51 +164,114 @@ def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows
     return [scorer.score(row) for row in rows]
 
 
+def batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Cut any iterable into lists of ``size`` items, lazily (the input is read as needed).
+
+    Examples
+    --------
+    >>> list(batches(iter(range(5)), 2))
+    [[0, 1], [2, 3], [4]]
+    """
+    if size < 1:
+        raise ValueError(f"batch size must be at least 1, not {size}")
+    iterator = iter(rows)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def ordered_results(
+    chunks: Iterable[list[Any]],
+    submit: Callable[[list[Any]], Any],
+    collect: Callable[[Any], list[Any]],
+    max_in_flight: int,
+) -> Iterator[Any]:
+    """Submit chunks with at most ``max_in_flight`` outstanding; yield results in order.
+
+    ``submit(chunk)`` starts the work and returns a handle; ``collect(handle)`` waits for
+    it and returns the chunk's results. The input is consumed only as handles complete.
+
+    Examples
+    --------
+    >>> list(ordered_results([[1, 2], [3]], lambda c: [x * 10 for x in c], lambda h: h, 1))
+    [10, 20, 30]
+    """
+    if max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be at least 1, not {max_in_flight}")
+    pending: deque[Any] = deque()
+    for chunk in chunks:
+        pending.append(submit(chunk))
+        while len(pending) >= max_in_flight:
+            yield from collect(pending.popleft())
+    while pending:
+        yield from collect(pending.popleft())
+
+
+# -- Dask -------------------------------------------------------------------------------
+
+
 def dask_runner(
     client,
     config: ScorerConfig,
     build: Callable[[ScorerConfig], Any],
     batch_size: int = 4,
-    max_pending: int = 64,
-) -> Callable[[Iterable], Iterator[Any]]:
+    max_in_flight: int | None = None,
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """An executor for :func:`creagraph.scoring.pipeline.score_files` on a Dask client.
 
-    Rows (any iterable, read lazily) are submitted in batches, at most ``max_pending``
-    batches at a time; results are yielded in input order.
+    Rows are read lazily in batches of ``batch_size`` queries; at most ``max_in_flight``
+    batches (default: twice the number of worker threads) are submitted at a time; results
+    are yielded in input order. Each worker process builds its scorer once.
     """
 
-    def run(rows: Iterable) -> Iterator[Any]:
-        it = iter(rows)
-        pending: collections.deque = collections.deque()
-        while True:
-            while len(pending) < max_pending:
-                batch = list(itertools.islice(it, batch_size))
-                if not batch:
-                    break
-                pending.append(client.submit(score_batch, build, config, batch, pure=False))
-            if not pending:
-                return
-            yield from pending.popleft().result()
+    def run(rows: Iterable[Any]) -> Iterator[Any]:
+        limit = max_in_flight or 2 * max(1, sum(client.nthreads().values()))
+        outstanding: dict[str, Any] = {}
+
+        def submit(chunk: list[Any]):
+            future = client.submit(score_batch, build, config, chunk, pure=False)
+            outstanding[future.key] = future
+            return future
+
+        def collect(future) -> list[Any]:
+            result = future.result()
+            del outstanding[future.key]
+            return result
+
+        try:
+            yield from ordered_results(batches(rows, batch_size), submit, collect, limit)
+        finally:
+            if outstanding:
+                client.cancel(list(outstanding.values()))
 
     return run
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = None, workers: int = 0):
-    """A Dask client: connected to ``scheduler``, or over a new local cluster of processes."""
+def dask_client(address: str | None = None, workers: int = 0):
+    """A Dask client: connected to ``address``, or over a new local cluster of processes.
+
+    The local cluster has ``workers`` single-threaded processes (default: the number of
+    CPUs) and is closed when the block ends.
+    """
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - dependency of the package
-        raise InputError("distributed scoring needs dask[distributed] installed") from exc
-    if scheduler:
-        client = Client(scheduler)
+        raise InputError("--engine dask needs dask[distributed] installed") from exc
+    if address:
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot connect to the Dask scheduler at {address}: {exc}") from exc
         try:
             yield client
         finally:
             client.close()
         return
     cluster = LocalCluster(
-        n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=workers or os.cpu_count() or 1,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
     )
     client = Client(cluster)
     try:
@@ -109,3 +279,158 @@ def dask_client(scheduler: str | None = None, workers: int = 0):
     finally:
         client.close()
         cluster.close()
+
+
+# -- Ray --------------------------------------------------------------------------------
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError as exc:
+        raise InputError(
+            "--engine ray needs Ray installed: pip install 'ray>=2.9' "
+            "(or use --engine dask, or the local engine)"
+        ) from exc
+    return ray
+
+
+class _ScorerActor:
+    """One Ray worker: builds its scorer once (in :meth:`setup`) and scores batches."""
+
+    def __init__(self, build: Callable[[ScorerConfig], Any], config: ScorerConfig):
+        self._build = build
+        self._config = config
+        self._scorer = None
+
+    def setup(self) -> int:
+        # Built here rather than in __init__ so a failure (a missing store, say) reaches
+        # the driver as the original exception, not as a dead actor.
+        if self._scorer is None:
+            self._scorer = self._build(self._config)
+        return os.getpid()
+
+    def score(self, rows: list) -> list:
+        return [self._scorer.score(row) for row in rows]
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast, with a clear message, when a ``host:port`` address does not answer."""
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise InputError(f"--address must be host:port, ray://host:port or auto, not {address!r}")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise InputError(f"cannot reach the Ray cluster at {address}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: int = 256):
+    """Connect to the Ray cluster at ``address``, or start a private local one.
+
+    The local cluster has ``workers`` CPUs (default: the number of CPUs of this machine),
+    no dashboard and a small object store, and is shut down when the block ends (also on
+    an error or Ctrl-C). When Ray is already initialised in this process, that session is
+    used and left running. Yields the ``ray`` module.
+
+    Raises
+    ------
+    InputError
+        Ray is not installed, or ``address`` cannot be reached.
+    """
+    ray = _import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    options: dict[str, Any] = {
+        "log_to_driver": False,
+        "configure_logging": True,
+        "logging_level": logging.ERROR,
+    }
+    if address:
+        _check_reachable(address)
+        try:
+            ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise InputError(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
+    else:
+        env = {k: v for k, v in os.environ.items() if k.startswith(("CREAGRAPH_", "HF_"))}
+        ray.init(
+            num_cpus=workers or os.cpu_count() or 1,
+            include_dashboard=False,
+            object_store_memory=object_store_mb * 1024 * 1024,
+            runtime_env={"env_vars": env} if env else None,
+            **options,
+        )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def ray_runner(
+    config: ScorerConfig,
+    build: Callable[[ScorerConfig], Any],
+    workers: int = 0,
+    batch_size: int = 4,
+    max_in_flight: int | None = None,
+) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """An executor for :func:`creagraph.scoring.pipeline.score_files` on Ray actors.
+
+    Needs an initialised Ray session (see :func:`ray_cluster`). Starts ``workers`` actors
+    (default: one per CPU of the cluster), each of which builds one scorer with
+    ``build(config)`` and keeps it; rows are read lazily in batches of ``batch_size``
+    queries, each batch goes to the actor with the fewest unfinished batches, at most
+    ``max_in_flight`` batches (default: twice the number of actors) are outstanding, and
+    results are yielded in input order. The actors are killed when the iteration ends,
+    fails or is abandoned.
+
+    Examples
+    --------
+    >>> from creagraph.scoring.cli import build_scorer                   # doctest: +SKIP
+    >>> with ray_cluster(workers=2):                                     # doctest: +SKIP
+    ...     run = ray_runner(ScorerConfig(judge="stored"), build_scorer, workers=2)
+    ...     results = list(run(rows))
+    """
+    ray = _import_ray()
+
+    def run(rows: Iterable[Any]) -> Iterator[Any]:
+        if not ray.is_initialized():
+            raise RuntimeError("ray_runner needs ray.init() first (see ray_cluster)")
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        limit = max_in_flight or 2 * n
+        remote = ray.remote(num_cpus=1, max_restarts=0)(_ScorerActor)
+        actors = [remote.remote(build, config) for _ in range(n)]
+        owner: dict[Any, int] = {}
+        try:
+            ray.get([actor.setup.remote() for actor in actors])
+
+            def submit(chunk: list[Any]):
+                unfinished = [0] * n
+                if owner:
+                    refs = list(owner)
+                    _, busy = ray.wait(refs, num_returns=len(refs), timeout=0)
+                    for ref in busy:
+                        unfinished[owner[ref]] += 1
+                i = min(range(n), key=unfinished.__getitem__)
+                ref = actors[i].score.remote(chunk)
+                owner[ref] = i
+                return ref
+
+            def collect(ref) -> list[Any]:
+                result = ray.get(ref)
+                del owner[ref]
+                return result
+
+            yield from ordered_results(batches(rows, batch_size), submit, collect, limit)
+        finally:
+            for actor in actors:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+
+    return run
