@@ -9,7 +9,7 @@ import typer
 
 from creagraph.cliopts import EndpointOpt, StoreOpt
 from creagraph.core.io import InputError, dumps, read_jsonl, write_records
-from creagraph.scoring.distributed import ScorerConfig
+from creagraph.scoring.distributed import ENGINES, ScorerConfig, set_torch_threads
 
 
 def build_scorer(config: ScorerConfig):
@@ -17,7 +17,8 @@ def build_scorer(config: ScorerConfig):
 
     With ``ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the graph's
     ceiling for each query (the CLI is the one place that wires the two jobs together).
-    Called once per process, also on distributed workers.
+    Called once per process, also on distributed workers; it sets torch's thread count to
+    ``config.torch_threads`` there, so every process embeds with the same arithmetic.
     """
     judge, mode, store, endpoint = config.judge, config.mode, config.store, config.endpoint
     llm_base_url, llm_model, ceiling_k = config.llm_base_url, config.llm_model, config.ceiling_k
@@ -27,6 +28,7 @@ def build_scorer(config: ScorerConfig):
     from creagraph.scoring.pipeline import Scorer
 
     config.validate()
+    set_torch_threads(config.torch_threads)
     embedder = default_embedder()
     kg = entity_linker = relation_linker = None
     if judge in ("kg", "hybrid") or store is not None or endpoint is not None or ceiling_k:
@@ -109,12 +111,38 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Also report the graph's oracle ceiling and path recall.")
         ] = False,
         ceiling_k: Annotated[int, typer.Option(help="Oracle path length bound.")] = 3,
-        workers: Annotated[
-            int, typer.Option(help="Score on a local Dask cluster of this many processes.")
-        ] = 0,
-        scheduler: Annotated[
-            str | None, typer.Option(help="Address of an existing Dask scheduler to use.")
+        engine: Annotated[
+            str | None,
+            typer.Option(
+                help="local, dask or ray (default: local; dask when --workers or --address "
+                "is given without --engine)."
+            ),
         ] = None,
+        workers: Annotated[
+            int,
+            typer.Option(
+                help="Worker processes: size of the local cluster to start, or the number "
+                "of Ray actors on an existing cluster (default: one per CPU)."
+            ),
+        ] = 0,
+        address: Annotated[
+            str | None,
+            typer.Option(
+                help="Existing cluster to use: Ray (host:6379, ray://host:10001, auto) "
+                "or Dask scheduler (tcp://host:8786)."
+            ),
+        ] = None,
+        scheduler: Annotated[
+            str | None,
+            typer.Option(hidden=True, help="Deprecated: use --engine dask --address ADDR."),
+        ] = None,
+        torch_threads: Annotated[
+            int,
+            typer.Option(
+                help="Torch threads per scoring process (the same everywhere keeps local "
+                "and distributed results identical)."
+            ),
+        ] = 1,
         parquet: Annotated[
             bool, typer.Option(help="Also write paths/queries/summary as Parquet.")
         ] = False,
@@ -132,22 +160,44 @@ def register(app: typer.Typer) -> None:
         config = ScorerConfig(
             judge,
             mode,
-            str(store) if store is not None else None,
+            str(store.resolve()) if store is not None else None,  # workers may not share cwd
             endpoint,
             factuality_threshold,
             llm_base_url,
             llm_model,
             ceiling_k if ceiling else None,
+            torch_threads,
         )
         config.validate()
-        if workers or scheduler:
+        if scheduler is not None:
+            typer.echo("note: --scheduler is deprecated; use --engine dask --address", err=True)
+            if address is not None and address != scheduler:
+                raise InputError("give --address or the deprecated --scheduler, not both")
+            if engine not in (None, "dask"):
+                raise InputError("--scheduler is a Dask scheduler address; use --address")
+            address, engine = scheduler, "dask"
+        if engine is None:
+            engine = "dask" if workers or address else "local"
+        if engine not in ENGINES:
+            raise InputError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        if workers < 0:
+            raise InputError(f"--workers must be at least 0, not {workers}")
+        if engine == "local":
+            if workers or address:
+                raise InputError("--workers/--address need --engine dask or --engine ray")
+            counts = score_files(rows, build_scorer(config), out, total=total)
+        elif engine == "dask":
             from creagraph.scoring.distributed import dask_client, dask_runner
 
-            with dask_client(scheduler, workers) as client:
+            with dask_client(address, workers) as client:
                 runner = dask_runner(client, config, build_scorer)
                 counts = score_files(rows, None, out, run=runner, total=total)
         else:
-            counts = score_files(rows, build_scorer(config), out, total=total)
+            from creagraph.scoring.distributed import ray_cluster, ray_runner
+
+            with ray_cluster(address, workers):
+                runner = ray_runner(config, build_scorer, workers)
+                counts = score_files(rows, None, out, run=runner, total=total)
         if parquet:
             from creagraph.scoring.pipeline import summarize
 
