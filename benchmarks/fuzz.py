@@ -127,9 +127,10 @@ def fuzz_parser(seconds: float, seed: int = 0, *, loaders: bool = False) -> dict
     -------
     dict
         ``iterations``, ``inputs_per_second``, ``distinct_crashes``, ``crashes``
-        (key -> shortened example), ``max_seconds``, ``slowest_length``, ``stalls``
-        (inputs over :data:`STALL_SECONDS`), ``max_length``, ``parsed_ok`` (inputs that
-        gave at least one path) and, with ``loaders``, ``loader_files``.
+        (key -> shortened example), ``max_seconds``, ``slowest_length``,
+        ``slowest_example``, ``stalls`` (inputs over :data:`STALL_SECONDS`),
+        ``max_length``, ``parsed_ok`` (inputs that gave at least one path) and, with
+        ``loaders``, ``loader_files``.
 
     Examples
     --------
@@ -141,7 +142,7 @@ def fuzz_parser(seconds: float, seed: int = 0, *, loaders: bool = False) -> dict
     corpus = SEEDS + _published_seeds()
     crashes: dict[str, str] = {}
     iterations = parsed_ok = stalls = loader_files = 0
-    max_seconds, slowest_length, max_length = 0.0, 0, 0
+    max_seconds, slowest_length, max_length, slowest = 0.0, 0, 0, ""
     tmp = tempfile.TemporaryDirectory(prefix="creagraph-fuzz-") if loaders else None
     start = time.perf_counter()
     deadline = start + seconds
@@ -163,7 +164,7 @@ def fuzz_parser(seconds: float, seed: int = 0, *, loaders: bool = False) -> dict
             iterations += 1
             max_length = max(max_length, len(text))
             if elapsed > max_seconds:
-                max_seconds, slowest_length = elapsed, len(text)
+                max_seconds, slowest_length, slowest = elapsed, len(text), text
             stalls += elapsed > STALL_SECONDS
             if tmp is not None and iterations % 20 == 0:
                 loader_files += 1
@@ -183,6 +184,7 @@ def fuzz_parser(seconds: float, seed: int = 0, *, loaders: bool = False) -> dict
         "crashes": crashes,
         "max_seconds": round(max_seconds, 4),
         "slowest_length": slowest_length,
+        "slowest_example": repr(slowest[:300]),
         "stalls": stalls,
         "max_length": max_length,
         "parsed_ok": parsed_ok,

@@ -12,6 +12,7 @@ import bz2
 import gzip
 import io
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ _TEXT_PREDICATES = {
 
 _ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?:@([A-Za-z][A-Za-z0-9-]*)|\^\^<[^>]*>)?\s*\.\s*$')
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
 _SIMPLE_ESCAPES = {
     "t": "\t",
@@ -118,12 +120,22 @@ def unescape_literal(text: str) -> str:
     def repl(match: re.Match[str]) -> str:
         code = match.group(1)
         if code[0] in "uU" and len(code) > 1:
-            return chr(int(code[1:], 16))
+            value = int(code[1:], 16)
+            if value > 0x10FFFF:
+                raise ValueError(f"invalid escape \\{code} (beyond U+10FFFF)")
+            return chr(value)
         if code in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[code]
         raise ValueError(f"invalid escape \\{code}")
 
-    return _ESCAPE.sub(repl, text)
+    out = _ESCAPE.sub(repl, text)
+    if _SURROGATE.search(out):
+        # \uD83D\uDE00-style pairs are one character; a lone half is not text at all
+        try:
+            out = out.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError("invalid escape: an unpaired UTF-16 surrogate") from None
+    return out
 
 
 def escape_literal(text: str) -> str:
@@ -168,6 +180,10 @@ class _CountingReader(io.RawIOBase):
 
 def open_dump(path: str | Path, on_read=None) -> IO[str]:
     """Open a dump file as text, decompressing ``.gz``/``.bz2`` by suffix, streaming."""
+    return io.TextIOWrapper(_open_binary(path, on_read), encoding="utf-8", newline="\n")
+
+
+def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
@@ -182,7 +198,37 @@ def open_dump(path: str | Path, on_read=None) -> IO[str]:
         stream = bz2.BZ2File(raw)
     else:
         stream = raw
-    return io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
+    return stream
+
+
+#: What a truncated or corrupt compressed file raises while being read.
+_STREAM_ERRORS = (EOFError, OSError, zlib.error, ValueError)
+
+
+def _lines(path: str | Path, on_read) -> Iterator[tuple[int, str | None]]:
+    """``(line number, text)`` for each line; text is ``None`` for a line that is not UTF-8.
+
+    A compressed file that ends early or is corrupt raises :class:`InputError` naming the
+    file and the last line read.
+    """
+    with _open_binary(path, on_read) as handle:
+        lineno = 0
+        iterator = iter(handle)
+        while True:
+            try:
+                raw = next(iterator)
+            except StopIteration:
+                return
+            except _STREAM_ERRORS as exc:
+                raise InputError(
+                    f"{path}:{lineno + 1}: the compressed file is truncated or corrupt "
+                    f"({type(exc).__name__}: {exc}); download or copy it again"
+                ) from None
+            lineno += 1
+            try:
+                yield lineno, raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield lineno, None
 
 
 def _iri(token: str) -> str | None:
@@ -217,84 +263,88 @@ def parse_dump(
     """
     rep = report if report is not None else ParseReport()
     entity_prefix_len = len(WD_ENTITY)
-    with open_dump(path, on_read) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            rep.lines += 1
-            stripped = line.strip()
-            if not stripped or stripped[0] == "#":
-                continue
-            parts = stripped.split(" ", 2)
-            if len(parts) < 3:
+    for lineno, line in _lines(path, on_read):
+        rep.lines += 1
+        if line is None:
+            if strict:
+                raise InputError(f"{path}:{lineno}: not UTF-8 text")
+            rep.skipped["malformed line"] += 1
+            continue
+        stripped = line.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        parts = stripped.split(" ", 2)
+        if len(parts) < 3:
+            if strict:
+                raise InputError(
+                    f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
+                )
+            rep.skipped["malformed line"] += 1
+            continue
+        subject, predicate, rest = parts
+        s_iri, p_iri = _iri(subject), _iri(predicate)
+        if s_iri is None and subject.startswith("_:"):
+            rep.skipped["blank-node subject"] += 1
+            continue
+        if s_iri is None or p_iri is None:
+            if strict:
+                raise InputError(
+                    f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
+                )
+            rep.skipped["malformed line"] += 1
+            continue
+        if p_iri.startswith(WDT):
+            pid = p_iri[len(WDT) :]
+            sid = s_iri[entity_prefix_len:] if s_iri.startswith(WD_ENTITY) else ""
+            if not rest.endswith("."):
                 if strict:
                     raise InputError(
-                        f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
+                        f"{path}:{lineno}: malformed N-Triples line (no final '.')"
                     )
                 rep.skipped["malformed line"] += 1
                 continue
-            subject, predicate, rest = parts
-            s_iri, p_iri = _iri(subject), _iri(predicate)
-            if s_iri is None and subject.startswith("_:"):
-                rep.skipped["blank-node subject"] += 1
+            obj = rest[:-1].rstrip()
+            o_iri = _iri(obj)
+            if o_iri is None or not o_iri.startswith(WD_ENTITY):
+                rep.skipped["non-item object (literal, value or other IRI)"] += 1
                 continue
-            if s_iri is None or p_iri is None:
-                if strict:
-                    raise InputError(
-                        f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
-                    )
-                rep.skipped["malformed line"] += 1
+            oid = o_iri[entity_prefix_len:]
+            if not (sid.startswith("Q") and _ENTITY_ID.fullmatch(sid)):
+                rep.skipped["non-item subject (property, lexeme, ...)"] += 1
                 continue
-            if p_iri.startswith(WDT):
-                pid = p_iri[len(WDT) :]
-                sid = s_iri[entity_prefix_len:] if s_iri.startswith(WD_ENTITY) else ""
-                if not rest.endswith("."):
-                    if strict:
-                        raise InputError(
-                            f"{path}:{lineno}: malformed N-Triples line (no final '.')"
-                        )
-                    rep.skipped["malformed line"] += 1
-                    continue
-                obj = rest[:-1].rstrip()
-                o_iri = _iri(obj)
-                if o_iri is None or not o_iri.startswith(WD_ENTITY):
-                    rep.skipped["non-item object (literal, value or other IRI)"] += 1
-                    continue
-                oid = o_iri[entity_prefix_len:]
-                if not (sid.startswith("Q") and _ENTITY_ID.fullmatch(sid)):
-                    rep.skipped["non-item subject (property, lexeme, ...)"] += 1
-                    continue
-                if not (oid.startswith("Q") and _ENTITY_ID.fullmatch(oid)):
-                    rep.skipped["non-item object (literal, value or other IRI)"] += 1
-                    continue
-                if not _ENTITY_ID.fullmatch(pid):
-                    rep.skipped["unused predicate"] += 1
-                    continue
-                rep.statements += 1
-                yield Statement(sid, pid, oid)
+            if not (oid.startswith("Q") and _ENTITY_ID.fullmatch(oid)):
+                rep.skipped["non-item object (literal, value or other IRI)"] += 1
                 continue
-            kind = _TEXT_PREDICATES.get(p_iri)
-            if kind is None:
+            if not _ENTITY_ID.fullmatch(pid):
                 rep.skipped["unused predicate"] += 1
                 continue
-            if not s_iri.startswith(WD_ENTITY) or not _ENTITY_ID.fullmatch(
-                s_iri[entity_prefix_len:]
-            ):
-                rep.skipped["text of a non-item/property subject"] += 1
-                continue
-            match = _LITERAL.match(rest)
-            if match is None:
-                if strict:
-                    raise InputError(f"{path}:{lineno}: malformed literal: {rest[:120]!r}")
-                rep.skipped["malformed line"] += 1
-                continue
-            if (match.group(2) or "").lower() != language.lower():
-                rep.skipped[f"literal not in language {language!r}"] += 1
-                continue
-            try:
-                text = unescape_literal(match.group(1))
-            except ValueError as exc:
-                if strict:
-                    raise InputError(f"{path}:{lineno}: {exc}") from exc
-                rep.skipped["malformed line"] += 1
-                continue
-            rep.literals += 1
-            yield Literal_(s_iri[entity_prefix_len:], kind, text)  # type: ignore[arg-type]
+            rep.statements += 1
+            yield Statement(sid, pid, oid)
+            continue
+        kind = _TEXT_PREDICATES.get(p_iri)
+        if kind is None:
+            rep.skipped["unused predicate"] += 1
+            continue
+        if not s_iri.startswith(WD_ENTITY) or not _ENTITY_ID.fullmatch(
+            s_iri[entity_prefix_len:]
+        ):
+            rep.skipped["text of a non-item/property subject"] += 1
+            continue
+        match = _LITERAL.match(rest)
+        if match is None:
+            if strict:
+                raise InputError(f"{path}:{lineno}: malformed literal: {rest[:120]!r}")
+            rep.skipped["malformed line"] += 1
+            continue
+        if (match.group(2) or "").lower() != language.lower():
+            rep.skipped[f"literal not in language {language!r}"] += 1
+            continue
+        try:
+            text = unescape_literal(match.group(1))
+        except ValueError as exc:
+            if strict:
+                raise InputError(f"{path}:{lineno}: {exc}") from exc
+            rep.skipped["malformed line"] += 1
+            continue
+        rep.literals += 1
+        yield Literal_(s_iri[entity_prefix_len:], kind, text)  # type: ignore[arg-type]

@@ -85,53 +85,71 @@ def answer_text(raw: Any) -> str | None:
     return None
 
 
+_PLAIN_STOP = re.compile(r"[\"'/#\n]")
+_QUOTE_STOP = {q: re.compile(r"[\\\n" + q + "]") for q in "\"'"}
+
+
 def _strip_comments(text: str) -> str:
-    """Remove // line comments, /* */ blocks and # line comments outside strings."""
+    """Remove // line comments, /* */ blocks and # line comments outside strings.
+
+    A string runs from a quote to the same quote or the end of the line; an apostrophe
+    after a letter or digit ("Ann's") opens no string. Runs of ordinary characters are
+    copied in one step, so this is linear with a small constant.
+    """
     out: list[str] = []
     i, n = 0, len(text)
     quote: str | None = None
     at_line_start = True
     while i < n:
-        ch = text[i]
         if quote:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
+            match = _QUOTE_STOP[quote].search(text, i)
+            if match is None:
+                out.append(text[i:])
+                break
+            j = match.start()
+            ch = text[j]
+            if ch == "\\" and j + 1 < n:
+                out.append(text[i : j + 2])
+                i = j + 2
                 continue
-            if ch == quote or ch == "\n":
+            out.append(text[i : j + 1])
+            i = j + 1
+            if ch != "\\":
                 quote = None
-            i += 1
             continue
+        match = _PLAIN_STOP.search(text, i)
+        j = n if match is None else match.start()
+        if j > i:
+            chunk = text[i:j]
+            out.append(chunk)
+            if at_line_start and chunk.strip():
+                at_line_start = False
+        if j >= n:
+            break
+        ch = text[j]
         if ch in "\"'":
-            # An apostrophe inside a word ("Ann's") is not a quote.
-            if ch == "'" and i > 0 and text[i - 1].isalnum():
-                out.append(ch)
-                i += 1
-                continue
-            quote = ch
             out.append(ch)
-            i += 1
-            at_line_start = False
+            i = j + 1
+            # An apostrophe inside a word ("Ann's") is not a quote.
+            if not (ch == "'" and j > 0 and text[j - 1].isalnum()):
+                quote = ch
+                at_line_start = False
             continue
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+        if text.startswith("//", j):
+            k = text.find("\n", j)
+            i = n if k < 0 else k
             continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
+        if text.startswith("/*", j):
+            k = text.find("*/", j + 2)
+            i = n if k < 0 else k + 2
             continue
         if ch == "#" and at_line_start:
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+            k = text.find("\n", j)
+            i = n if k < 0 else k
             continue
-        if ch == "\n":
-            at_line_start = True
-        elif not ch.isspace():
-            at_line_start = False
+        at_line_start = ch == "\n"
         out.append(ch)
-        i += 1
+        i = j + 1
     return "".join(out)
 
 
@@ -410,6 +428,8 @@ def _parse_text(text: str) -> ParseResult:
             failures.append(problem or f"path {key}: unreadable")
         else:
             paths.append(path)
+    if not paths and not failures:  # e.g. "{" balanced to "{}"
+        failures.append("the answer holds no paths")
     return ParseResult(paths, failures, repairs)
 
 
