@@ -1,6 +1,7 @@
 import socket
 
 import numpy as np
+import pytest
 
 from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
 
@@ -29,3 +30,34 @@ def test_real_minilm_offline(monkeypatch, tmp_path):
     assert cached.misses == 2 and cached.hits == 0
     again = CachedEmbedder(model, tmp_path / "cache.sqlite").encode(["beta", "alpha"])
     assert np.array_equal(again, first[[1, 0]])
+
+
+def test_hashing_embedder_is_deterministic_normalised_and_lexical(tmp_path):
+    import subprocess
+    import sys
+
+    from creagraph.core.embeddings import Embedder, HashingEmbedder
+
+    emb = HashingEmbedder(dim=128)
+    assert isinstance(emb, Embedder) and emb.name == "hashing-128"
+    texts = ["Ann spouse Bob; Bob occupation poet", "Ann spouse Bob", "stock market fell", ""]
+    vectors = emb.encode(texts)
+    assert vectors.shape == (4, 128) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > 0.5 and abs(sims[0, 2]) < sims[0, 1]
+    assert emb.encode([]).shape == (0, 128)
+    # the same vectors in another process (no per-process hash seed) and via the cache
+    code = (
+        "import sys, numpy as np; from creagraph.core.embeddings import HashingEmbedder; "
+        "sys.stdout.buffer.write(HashingEmbedder(128).encode(sys.argv[1:]).tobytes())"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code, *texts[:3]], capture_output=True, check=True
+    ).stdout
+    assert np.array_equal(np.frombuffer(other, dtype=np.float32).reshape(3, 128), vectors[:3])
+    cached = CachedEmbedder(emb, tmp_path / "cache.sqlite")
+    assert np.array_equal(cached.encode(texts), vectors)
+    assert np.array_equal(CachedEmbedder(emb, tmp_path / "cache.sqlite").encode(texts), vectors)
+    with pytest.raises(ValueError, match="dim"):
+        HashingEmbedder(dim=1)

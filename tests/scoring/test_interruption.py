@@ -275,3 +275,32 @@ def test_summary_streams_and_matches_statistics(tmp_path):
     written = list(csv.DictReader((out / "summary.csv").open()))
     assert float(written[0]["s_0.9_mean"]) == row["s_0.9_mean"]
     assert json.loads(json.dumps(table))  # plain values only
+
+
+def test_truncate_partial_line_and_atomic_write(tmp_path):
+    import stat
+
+    from creagraph.core.io import atomic_write, truncate_partial_line
+
+    f = tmp_path / "a.jsonl"
+    good = '{"a": 1}\n' + '{"b": "' + "x" * 200_000 + '"}\n'
+    f.write_text(good + '{"c": "' + "y" * 150_000)  # partial line longer than a read chunk
+    assert truncate_partial_line(f) == 150_007 and f.read_text() == good
+    assert truncate_partial_line(f) == 0 and f.read_text() == good
+    f.write_text("no newline at all")
+    assert truncate_partial_line(f) == 17 and f.read_text() == ""
+    assert truncate_partial_line(tmp_path / "missing.jsonl") == 0
+
+    target = tmp_path / "summary.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), atomic_write(target) as handle:
+        handle.write("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "summary.csv"]
+    with atomic_write(target) as handle:
+        handle.write("new\n")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0o600
