@@ -1,0 +1,84 @@
+"""The report page opened in headless Chromium: what renders, and a screenshot."""
+
+from __future__ import annotations
+
+import json
+
+from creagraph.cli import main
+from creagraph.core.io import read_jsonl
+from tests.report.browser import check_rendered, inspect_page, screenshot, screenshot_targets
+
+SAMPLE_MODELS = ["GPT-4.1", "GPT-5_med", "Gemini-3-pro", "Qwen_Qwen3-32B_32k"]
+
+
+def test_full_report_renders(chrome, scored, tig_dir, sample_files, tmp_path, capsys):
+    out = tmp_path / "report"
+    argv = ["report", str(scored["score"]), "--out", str(out), "--distinct",
+            str(scored["distinct"]), "--grounding", str(scored["score-kg"]), "--tig",
+            str(tig_dir), "--resamples", "500"]
+    for f in sample_files:
+        argv += ["--queries", str(f)]
+    assert main(argv) == 0
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    found = inspect_page(chrome, out / "report.html")
+    image = screenshot(chrome, found["height"], screenshot_targets(tmp_path, "report-full.png"))
+    check_rendered(found, SAMPLE_MODELS, image)
+    assert not any(s["na"] for s in found["sections"]), "a section says 'not available'"
+    assert sorted(found["grounding"]) == sorted(SAMPLE_MODELS)
+    assert found["tasks"] == ["aut-brick", "aut-brick", "aut-paperclip", "aut-paperclip"]
+    files = {img["file"] for img in found["images"]}
+    assert files == {"leaderboard.png", "utility_curves.png", "distinctiveness.png",
+                     "relations_source.png", "relations_query.png", "grounding.png"}
+    for name in files:  # the same figures beside the page
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    relations = next(s for s in found["sections"] if s["id"] == "relations")["text"]
+    assert "By source relation" in relations and "P166 award received" in relations
+    assert "By query relation" in relations and "occupation" in relations
+    cliches = next(s for s in found["sections"] if s["id"] == "cliches")["text"]
+    top = max((c for c in read_jsonl(tig_dir / "clusters.jsonl")
+               if c["task_id"] == "aut-brick"), key=lambda c: c["cliche_score"])
+    assert top["summary"] in cliches and "Does the idea" in cliches
+
+
+def test_minimal_report_says_not_available(chrome, scored, tmp_path):
+    """Only stored-judge scores: the optional sections say so instead of breaking."""
+    out = tmp_path / "report"
+    assert main(["report", str(scored["score"]), "--out", str(out), "--resamples", "200"]) == 0
+    found = inspect_page(chrome, out / "report.html")
+    image = screenshot(chrome, found["height"], screenshot_targets(tmp_path, "report-min.png"))
+    check_rendered(found, SAMPLE_MODELS, image)
+    na = {s["id"] for s in found["sections"] if s["na"]}
+    assert na == {"distinctiveness", "relations", "grounding", "cliches"}
+    relations = next(s for s in found["sections"] if s["id"] == "relations")["text"]
+    assert "By query relation" in relations  # carried by every scored query
+    assert "no input names the queries' source relations" in relations
+    grounding = next(s for s in found["sections"] if s["id"] == "grounding")["text"]
+    assert "Not available" in grounding and "kg judge was not used" in grounding
+
+
+def test_hostile_names_are_escaped(chrome, scored, tmp_path):
+    """Model names, relations and cluster labels with markup show as text, never as markup."""
+    evil = "Evil <b>bold</b> & \"co\" <script>window.__pwned = 1</script>"
+    queries = tmp_path / "queries.jsonl"
+    with queries.open("w") as handle:
+        for q in read_jsonl(scored["score"] / "queries.jsonl"):
+            if q["model"] == "GPT-4.1":
+                q["model"] = evil
+                q["rel_b"] = "<i>rel</i> & co"
+            handle.write(json.dumps(q) + "\n")
+    clusters = tmp_path / "clusters.jsonl"
+    clusters.write_text(json.dumps({
+        "id": "c1", "task_id": "<task>&", "type": "carrier", "labels": ["<b>x</b>"],
+        "summary": "<b>x</b> & 'y'", "cliche_score": 0.9, "coverage": 0.5,
+        "models": ["a", "b"], "comparison_key": "<a>||b&"}) + "\n")
+    out = tmp_path / "report"
+    assert main(["report", str(queries), "--out", str(out), "--tig", str(clusters),
+                 "--resamples", "200", "--title", "<h1>t</h1>"]) == 0
+    found = inspect_page(chrome, out / "report.html")
+    image = screenshot(chrome, found["height"], screenshot_targets(tmp_path, "report-evil.png"))
+    literal = (evil, "<i>rel</i> & co", "<b>x</b> & 'y'", "<task>&", "<a>", "b&", "<h1>t</h1>")
+    check_rendered(found, [evil, *SAMPLE_MODELS[1:]], image, literal)
+    assert found["title"] == "<h1>t</h1>"
+    assert evil in found["text"] and "<i>rel</i> & co" in found["text"]
+    assert "<b>x</b> & 'y'" in found["text"] and found["tasks"] == ["<task>&"]
+    assert "reference population for <a> vs b& (both left out)" in found["text"]
