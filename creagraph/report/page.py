@@ -78,6 +78,23 @@ def _table(header: Sequence[tuple[str, bool]], rows: Sequence[Sequence[str]], **
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _pivot(breakdown: list[dict[str, Any]]) -> str:
+    """Relations as rows, models as columns, cells ``mean (n)``."""
+    models = sorted({r["model"] for r in breakdown})
+    cells: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in breakdown:
+        cells.setdefault(r["relation"], {})[r["model"]] = r
+    rows = []
+    for relation in sorted(cells):
+        row = [_fmt(relation)]
+        for m in models:
+            r = cells[relation].get(m)
+            row.append("–" if r is None else f"{_fmt(r['mean_utility'])} ({r['n_queries']})")
+        rows.append(row)
+    header = [("relation", True)] + [(html.escape(m), False) for m in models]
+    return _table(header, rows, relation=sorted(cells))
+
+
 def _png(fig) -> bytes:
     import matplotlib.pyplot as plt
 
@@ -315,13 +332,9 @@ def write_report(
         figures.append((name, _relation_figure(breakdown, f"Mean s0.9 by {key} relation",
                                                "0.9")))
         relation_parts.append(
-            f"<h3>By {key} relation</h3><p class='note'>{html.escape(what)}</p>"
-            + _table(
-                [("relation", True), ("model", True), ("queries", False),
-                 ("mean s<sub>0.9</sub>", False), ("mean |U|", False)],
-                [[_fmt(r["relation"]), _fmt(r["model"]), _fmt(r["n_queries"]),
-                  _fmt(r["mean_utility"]), _fmt(r["mean_kept"])] for r in breakdown],
-            )
+            f"<h3>By {key} relation</h3><p class='note'>{html.escape(what)} Cells: mean "
+            "s<sub>0.9</sub> (number of queries).</p>"
+            + _pivot(breakdown)
             + _img(name, figures[-1][1], f"mean utility by {key} relation")
         )
     parts["relations"] = "".join(relation_parts) or _not_available(

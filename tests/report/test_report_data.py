@@ -1,0 +1,142 @@
+"""The report's numbers and input checks (no browser)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from creagraph.core.io import InputError, read_jsonl, read_records
+from creagraph.report import (
+    GROUNDING_STATUSES,
+    bootstrap_ci,
+    cliche_tables,
+    grounding_coverage,
+    leaderboard,
+    read_distinct,
+    read_query_relations,
+    read_scored,
+    read_tig,
+    relation_breakdown,
+    source_relations,
+)
+
+
+@pytest.mark.parametrize("name", ["creagraph.report", "creagraph.report.tables",
+                                  "creagraph.report.page"])
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name),
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_bootstrap_ci_matches_scipy_percentile_interval():
+    from scipy.stats import bootstrap
+
+    x = np.random.default_rng(3).gamma(2.0, 3.0, size=40)
+    lo, hi = bootstrap_ci(x.tolist(), n_resamples=20000, seed=1)
+    ref = bootstrap((x,), np.mean, n_resamples=20000, method="percentile",
+                    random_state=np.random.default_rng(2)).confidence_interval
+    width = ref.high - ref.low
+    assert abs(lo - ref.low) < 0.05 * width and abs(hi - ref.high) < 0.05 * width
+    assert bootstrap_ci(x.tolist(), seed=5) == bootstrap_ci(x.tolist(), seed=5)
+    narrow = bootstrap_ci(x.tolist(), level=0.5)
+    assert lo < narrow[0] < narrow[1] < hi
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_ci([1.0], level=1.0)
+
+
+def test_leaderboard_agrees_with_the_scorers_summary(scored):
+    queries = read_scored([scored["score"]])
+    summary = {r["model"]: r for r in read_records(scored["score"] / "summary.csv")}
+    _, distinct = read_distinct(scored["distinct"])
+    table = leaderboard(queries, distinct, n_resamples=300)
+    assert [r["s_0.9"] for r in table] == sorted((r["s_0.9"] for r in table), reverse=True)
+    for row in table:
+        ref = summary[row["model"]]
+        for col in ("s_0.7", "s_0.9", "max_quality", "n_kept"):
+            assert row[col] == pytest.approx(float(ref[f"{col}_mean"]), rel=1e-12)
+        assert row["s_0.9_ci_low"] < row["s_0.9"] < row["s_0.9_ci_high"]
+        assert row["avg_nu"] is not None and 0.0 <= row["avg_nu"] <= 1.0
+
+
+def test_grounding_coverage_counts_the_per_triple_statuses(scored):
+    coverage = grounding_coverage(read_scored([scored["score"], scored["score-kg"]]))
+    per_path = Counter()
+    totals = Counter()
+    for p in read_jsonl(scored["score-kg"] / "paths.jsonl"):
+        for j in p["judgments"]:
+            if j["status"] in GROUNDING_STATUSES:
+                per_path[(p["model"], j["status"])] += 1
+                totals[p["model"]] += 1
+    assert [r["model"] for r in coverage] == sorted(totals)
+    for row in coverage:
+        assert row["n_queries"] == 1 and row["n_triples"] == totals[row["model"]]
+        for s in GROUNDING_STATUSES:
+            assert row[s] == pytest.approx(per_path[(row["model"], s)] / row["n_triples"])
+    assert grounding_coverage(read_scored([scored["score"]])) == []  # stored judge only
+
+
+def test_source_relations_of_the_sample_outputs(scored, sample_files):
+    relations = source_relations(read_query_relations(sample_files))
+    queries = read_scored([scored["score"]])
+    assert {q["query"] for q in queries} <= set(relations)
+    for f in sample_files:
+        for record in read_jsonl(f):
+            pid = record["description"].split("__")[1]
+            assert relations[record["query"]]["id"] == pid
+    rows = relation_breakdown(queries, "source", relations)
+    assert sum(r["n_queries"] for r in rows) == len(queries)
+    assert any(r["relation"] == "P166 award received" for r in rows)
+    by_query = relation_breakdown(queries, "query")
+    assert sum(r["n_queries"] for r in by_query) == len(queries)
+
+
+def test_cliche_tables_from_tig_output(tig_dir):
+    clusters, anchors = read_tig([tig_dir])
+    assert clusters and anchors
+    groups = cliche_tables(clusters, anchors, top=4)
+    assert {(g["task_id"], g["comparison_key"]) for g in groups} == {
+        (t, k) for t in ("aut-brick", "aut-paperclip")
+        for k in ("", "claude/claude-sonnet-4-20250514||gpt/gpt-5")
+    }
+    for g in groups:
+        scores = [r["cliche_score"] for r in g["rows"]]
+        assert scores == sorted(scores, reverse=True) and len(scores) <= 4
+        mine = [c["cliche_score"] for c in clusters if c["task_id"] == g["task_id"]]
+        if g["comparison_key"] == "":
+            assert scores == sorted(mine, reverse=True)[:4]
+        else:  # anchors: ranked questions attached to their clusters
+            assert all(r["checklist"].startswith("Does the idea") for r in g["rows"])
+
+
+def test_inputs_are_checked_at_the_boundary(tmp_path, scored):
+    bad = tmp_path / "queries.jsonl"
+    good = read_jsonl(scored["score"] / "queries.jsonl")[0]
+    bad.write_text(json.dumps(good) + "\n" + json.dumps({**good, "utility": {"0.7": 1}}) + "\n")
+    with pytest.raises(InputError, match=r"queries.jsonl: record 2: .*γ = 0.9"):
+        read_scored([bad])
+    bad.write_text(json.dumps({**good, "model": None}) + "\n")
+    with pytest.raises(InputError, match="record 1: field 'model'"):
+        read_scored([bad])
+    with pytest.raises(InputError, match="file not found"):
+        read_scored([tmp_path / "nowhere"])
+    tig = tmp_path / "tig.jsonl"
+    tig.write_text(json.dumps({"task_id": "t", "cliche_score": 0.5}) + "\n")
+    with pytest.raises(InputError, match="tig.jsonl: record 1: neither a cluster"):
+        read_tig([tig])
+    tig.write_text(json.dumps({"id": "c", "task_id": "t", "cliche_score": "high"}) + "\n")
+    with pytest.raises(InputError, match="field 'cliche_score'"):
+        read_tig([tig])
+    with pytest.raises(InputError, match="no clusters.jsonl or anchors.jsonl"):
+        read_tig([tmp_path])
+    d = tmp_path / "distinct"
+    d.mkdir()
+    (d / "distinct_paths.jsonl").write_text(json.dumps({"model": "m", "nu": 0.5}) + "\n")
+    (d / "distinct_summary.csv").write_text("model,avg_nu,max_nu\nm,0.5,lots\n")
+    with pytest.raises(InputError, match=r"distinct_summary.csv: line 2: field 'max_nu'"):
+        read_distinct(d)
