@@ -12,10 +12,18 @@ then renamed into place, so an interrupted import never damages an existing stor
 
 Class sizes are two binary searches inside one CSR row, so they are exact and take
 microseconds; reopening maps the arrays and opens SQLite, well under a second.
+
+``meta.json`` also records each file's size and SHA-256. Opening a store checks sizes,
+array headers, dtypes and lengths against the counts, index bounds and the SQLite tables,
+and — for stores up to :data:`VERIFY_ON_OPEN_BYTES` (the slice's is ~40 MB, ~50 ms) —
+the checksums; a truncated or garbled store is refused with an :class:`InputError`
+naming the file and how to re-import. :meth:`EmbeddedKG.verify` checksums a store of
+any size.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -49,6 +57,8 @@ from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT"]
 
 STORE_FORMAT = 1
+#: Stores up to this many bytes are checksummed every time they are opened.
+VERIFY_ON_OPEN_BYTES = 256 * 2**20
 _ARRAYS = ("qnums", "pnums", "out_indptr", "out_prop", "out_obj", "in_indptr", "in_prop", "in_subj")
 
 
@@ -124,7 +134,11 @@ def import_dumps(
             meta = json.loads(meta_path.read_text())
         except (OSError, json.JSONDecodeError):
             meta = {}
-        if meta.get("format") == STORE_FORMAT and meta.get("sources") == fingerprint:
+        if (
+            meta.get("format") == STORE_FORMAT
+            and meta.get("sources") == fingerprint
+            and _intact(target)
+        ):
             return ImportResult(
                 target,
                 meta["statements"],
@@ -146,6 +160,7 @@ def import_dumps(
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **report["counts"],
             "report": report["parse"],
+            "files": _file_digests(tmp),
         }
         with atomic_write(tmp / "meta.json") as handle:
             json.dump(meta, handle, indent=1)
@@ -161,6 +176,37 @@ def import_dumps(
         counts["properties"],
         time.perf_counter() - start,
         report["parse"],
+    )
+
+
+_STORE_FILES = tuple(f"{name}.npy" for name in _ARRAYS) + ("text.sqlite",)
+_SQL_TABLES = {"records", "aliases", "names"}
+
+
+def _file_digests(folder: Path) -> dict[str, dict]:
+    out = {}
+    for name in _STORE_FILES:
+        digest = hashlib.sha256()
+        with (folder / name).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[name] = {"size": (folder / name).stat().st_size, "sha256": digest.hexdigest()}
+    return out
+
+
+def _intact(store: Path) -> bool:
+    """Whether a store opens without complaint (used before reusing it)."""
+    try:
+        EmbeddedKG(store).close()
+    except InputError:
+        return False
+    return True
+
+
+def _damaged(store: Path, name: str, problem: str) -> InputError:
+    return InputError(
+        f"{store / name}: {problem}; the store is damaged — re-import it with "
+        f"`creagraph kg import FILE --store {store} --force`"
     )
 
 
@@ -345,21 +391,169 @@ class EmbeddedKG:
                 f"{self.store}: no creagraph store here (run `creagraph kg import FILE --store "
                 f"{self.store}` first)"
             )
-        self.meta = json.loads(meta_path.read_text())
+        self.meta = self._read_meta(meta_path)
         if self.meta.get("format") != STORE_FORMAT:
             raise InputError(
                 f"{self.store}: store format {self.meta.get('format')} is not supported"
             )
+        self._check_sizes()
+        if self._total_bytes() <= VERIFY_ON_OPEN_BYTES and isinstance(self.meta.get("files"), dict):
+            self._check_digests()
         for name in _ARRAYS:
-            setattr(self, f"_{name}", np.load(self.store / f"{name}.npy"))
-        self._conn = sqlite3.connect(
-            f"file:{self.store / 'text.sqlite'}?mode=ro", uri=True, check_same_thread=False
-        )
+            setattr(self, f"_{name}", self._load_array(name))
+        self._check_arrays()
+        self._conn = self._open_text()
         self._pindex = {int(v): i for i, v in enumerate(self._pnums.tolist())}
         self._fuzzy_choices: dict[
             str, tuple[list[str], list[tuple[str, str, str]], np.ndarray]
         ] = {}
         self._inverse = inverse_labels()
+
+    # -- integrity -------------------------------------------------------------------
+    def _read_meta(self, path: Path) -> dict:
+        try:
+            meta = json.loads(path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise _damaged(self.store, "meta.json", f"not valid JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise _damaged(self.store, "meta.json", "not a JSON object")
+        for key in ("statements", "entities", "properties"):
+            if not isinstance(meta.get(key), int) or meta[key] < 0:
+                raise _damaged(self.store, "meta.json", f"no valid {key!r} count")
+        return meta
+
+    def _check_sizes(self) -> None:
+        files = self.meta.get("files")
+        for name in _STORE_FILES:
+            path = self.store / name
+            if not path.is_file():
+                raise _damaged(self.store, name, "file missing")
+            expected = files.get(name, {}).get("size") if isinstance(files, dict) else None
+            if expected is not None and path.stat().st_size != expected:
+                raise _damaged(
+                    self.store,
+                    name,
+                    f"{path.stat().st_size:,} bytes, the import wrote {expected:,} (truncated "
+                    "or overwritten)",
+                )
+
+    def _total_bytes(self) -> int:
+        return sum((self.store / name).stat().st_size for name in _STORE_FILES)
+
+    def _check_digests(self) -> None:
+        files = self.meta["files"]
+        actual = _file_digests(self.store)
+        for name in _STORE_FILES:
+            expected = files.get(name)
+            if not isinstance(expected, dict) or expected.get("sha256") != actual[name]["sha256"]:
+                raise _damaged(self.store, name, "checksum differs from the one the import wrote")
+
+    def _load_array(self, name: str) -> np.ndarray:
+        file = f"{name}.npy"
+        try:
+            values = np.load(self.store / file, allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise _damaged(self.store, file, f"not a readable array ({exc})") from None
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise _damaged(self.store, file, f"not a 1-D integer array ({values.dtype})")
+        return values
+
+    def _check_arrays(self) -> None:
+        meta = self.meta
+        n_nodes, n_props, n_edges = meta["entities"], meta["properties"], meta["statements"]
+        lengths = {
+            "qnums": n_nodes,
+            "pnums": n_props,
+            "out_indptr": n_nodes + 1,
+            "in_indptr": n_nodes + 1,
+            "out_prop": n_edges,
+            "out_obj": n_edges,
+            "in_prop": n_edges,
+            "in_subj": n_edges,
+        }
+        for name, expected in lengths.items():
+            got = len(getattr(self, f"_{name}"))
+            if got != expected:
+                raise _damaged(
+                    self.store, f"{name}.npy", f"{got:,} values, meta.json says {expected:,}"
+                )
+        for name, upper in (
+            ("out_prop", n_props),
+            ("in_prop", n_props),
+            ("out_obj", n_nodes),
+            ("in_subj", n_nodes),
+        ):
+            values = getattr(self, f"_{name}")
+            if len(values) and (int(values.min()) < 0 or int(values.max()) >= upper):
+                raise _damaged(self.store, f"{name}.npy", "index out of range")
+        for name in ("qnums", "pnums"):
+            values = getattr(self, f"_{name}")
+            if len(values) and (int(values[0]) < 1 or bool(np.any(np.diff(values) <= 0))):
+                raise _damaged(self.store, f"{name}.npy", "ids not sorted and positive")
+        for name in ("out_indptr", "in_indptr"):
+            values = getattr(self, f"_{name}")
+            ends_ok = int(values[0]) == 0 and int(values[-1]) == n_edges
+            if not ends_ok or bool(np.any(np.diff(values) < 0)):
+                raise _damaged(self.store, f"{name}.npy", "row offsets inconsistent")
+
+    def _open_text(self) -> sqlite3.Connection:
+        path = self.store / "text.sqlite"
+        conn = None
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            tables = {
+                name
+                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            missing = ", ".join(sorted(_SQL_TABLES - tables))
+            if missing:
+                raise InputError(f"tables missing: {missing}")
+            (pages,) = conn.execute("PRAGMA page_count").fetchone()
+            (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+            if pages * page_size != path.stat().st_size:
+                raise InputError(
+                    f"{path.stat().st_size:,} bytes, its header says {pages * page_size:,} "
+                    "(truncated)"
+                )
+            for table in sorted(_SQL_TABLES):  # the first and last page of each table
+                conn.execute(f"SELECT * FROM {table} ORDER BY rowid LIMIT 1").fetchall()
+                conn.execute(f"SELECT * FROM {table} ORDER BY rowid DESC LIMIT 1").fetchall()
+        except (sqlite3.Error, InputError) as exc:
+            if conn is not None:
+                conn.close()
+            problem = str(exc) if isinstance(exc, InputError) else f"not readable ({exc})"
+            raise _damaged(self.store, "text.sqlite", problem) from None
+        return conn
+
+    def verify(self) -> dict[str, str]:
+        """Check every store file against the SHA-256 recorded at import, and SQLite's own
+        ``quick_check``; raise :class:`InputError` naming the first damaged file.
+
+        Opening already checks sizes, array shapes and index bounds; this also catches a
+        value changed in place. Reads every file once (seconds for the slice store).
+
+        Returns
+        -------
+        dict
+            ``file -> "ok"``.
+        """
+        if not isinstance(self.meta.get("files"), dict):
+            raise InputError(f"{self.store}: built before checksums were recorded; re-import it")
+        self._check_digests()
+        try:
+            (result,) = self._conn.execute("PRAGMA quick_check").fetchone()
+        except sqlite3.Error as exc:
+            raise _damaged(self.store, "text.sqlite", str(exc)) from None
+        if result != "ok":
+            raise _damaged(self.store, "text.sqlite", f"quick_check: {result}")
+        return {name: "ok" for name in _STORE_FILES}
+
+    def _sql(self, query: str, params: Sequence = ()) -> list[tuple]:
+        """Run a read query on the text index; a damaged page becomes an InputError."""
+        try:
+            return self._conn.execute(query, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.store, "text.sqlite", f"cannot be read ({exc})") from None
 
     # -- ids -------------------------------------------------------------------------
     def _node(self, qid: str) -> int:
@@ -382,12 +576,11 @@ class EmbeddedKG:
 
     # -- records ---------------------------------------------------------------------
     def _record(self, ident: str) -> tuple[str | None, tuple[str, ...], str | None, bool]:
-        row = self._conn.execute(
-            "SELECT label, description FROM records WHERE id = ?", (ident,)
-        ).fetchone()
+        rows = self._sql("SELECT label, description FROM records WHERE id = ?", (ident,))
+        row = rows[0] if rows else None
         aliases = tuple(
             a
-            for (a,) in self._conn.execute(
+            for (a,) in self._sql(
                 "SELECT alias FROM aliases WHERE id = ? ORDER BY rowid", (ident,)
             )
         )
@@ -411,8 +604,8 @@ class EmbeddedKG:
 
     def label(self, ident: str) -> str | None:
         """The English label of an item or property, or ``None``."""
-        row = self._conn.execute("SELECT label FROM records WHERE id = ?", (ident,)).fetchone()
-        return row[0] if row else None
+        rows = self._sql("SELECT label FROM records WHERE id = ?", (ident,))
+        return rows[0][0] if rows else None
 
     def labels(self, idents: Iterable[str]) -> dict[str, str]:
         """Labels of many ids in one query (ids without a label are left out)."""
@@ -421,7 +614,7 @@ class EmbeddedKG:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for ident, label in self._conn.execute(
+            for ident, label in self._sql(
                 f"SELECT id, label FROM records WHERE id IN ({marks}) AND label IS NOT NULL", chunk
             ):
                 out[ident] = label
@@ -451,11 +644,11 @@ class EmbeddedKG:
     ) -> list[SearchHit]:
         prefix = id_prefix(kind)
         key, loose = normalize(text), normalize_loose(text)
-        rows = self._conn.execute(
+        rows = self._sql(
             "SELECT id, kind, text FROM names "
             "WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
             (key, loose, prefix),
-        ).fetchall()
+        )
         hits = [SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows]
         if fuzzy and len({h.id for h in hits}) < limit and loose:
             hits.extend(self._fuzzy(loose, prefix, limit * 3, min_score))
@@ -472,9 +665,9 @@ class EmbeddedKG:
         from rapidfuzz import fuzz, process
 
         if prefix not in self._fuzzy_choices:
-            rows = self._conn.execute(
+            rows = self._sql(
                 "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?", (prefix,)
-            ).fetchall()
+            )
             keyed = sorted(
                 ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
             )

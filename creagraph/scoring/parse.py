@@ -30,6 +30,9 @@ __all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text", "MAX_ANSW
 #: Longer answers are not parsed (a real answer is a few kilobytes; parsing is linear, about
 #: half a second per million characters, so this bounds the time one answer can take).
 MAX_ANSWER_CHARS = 1_000_000
+#: Python-literal parsing (single quotes, tuples, numeric keys) is tried only up to this
+#: length: ``compile`` costs a few microseconds per character.
+_LITERAL_EVAL_MAX = 100_000
 _FENCE_LANGS = ("json", "python", "JSON")
 _OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE = re.compile(r"</answer>", re.IGNORECASE)
@@ -241,13 +244,19 @@ def _load(text: str, repairs: list[str]) -> Any:
         ("tuples read as lists", lambda t: _TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t))),
         ("balanced brackets", lambda t: _balance(_TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t)))),
     ]
+    tried: set[str] = set()
     for name, fix in attempts:
         fixed = fix(text)
+        if fixed in tried:  # this repair changed nothing
+            continue
+        tried.add(fixed)
         try:
             value = json.loads(fixed)
         except RecursionError:
             raise ValueError("the answer is nested too deeply to read") from None
         except ValueError:  # includes json.JSONDecodeError
+            if len(fixed) > _LITERAL_EVAL_MAX:  # compiling Python is slow on huge text
+                continue
             try:
                 value = ast.literal_eval(fixed)
                 name += " (Python literal)"
