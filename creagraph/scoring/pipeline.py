@@ -1,10 +1,12 @@
 """End-to-end CREATE scoring: parse → validate → judge → embed → utility (SPEC §3.2–3.6).
 
 :class:`Scorer` scores one answer row into per-path records and one per-query record;
-:func:`score_files` runs it over input files with a progress bar and resumable output
-(``paths.jsonl`` and ``queries.jsonl`` are appended row by row; a re-run skips rows whose
-query record exists) and writes ``summary.csv``, a per-model table like the published
-Table 1.
+:func:`score_files` streams rows through it with a progress bar and resumable output
+(``paths.jsonl`` and ``queries.jsonl`` are appended row by row, a query's paths before
+its query record; a re-run keeps the queries whose record and paths are all there and
+skips their rows, so a run killed at any point and re-run gives the uninterrupted
+output) and writes ``summary.csv``, a per-model table like the published Table 1,
+computed by streaming ``queries.jsonl``. Memory does not grow with the number of paths.
 
 Decisions where the SPEC is silent:
 
