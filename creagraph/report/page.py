@@ -46,7 +46,8 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;
 h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.8em 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top}
-td.text,th.text{text-align:left}th{background:#f4f4f4}
+td,th{white-space:nowrap}td.text,th.text{text-align:left;white-space:normal}
+th{background:#f4f4f4}
 tbody tr:nth-child(even){background:#fafafa}
 img{max-width:100%;height:auto;display:block;margin:.8em 0}
 .na{color:#777;font-style:italic}.note{color:#555;font-size:.92em}
@@ -114,6 +115,11 @@ def _pyplot():
     return plt
 
 
+def _plain(labels: Sequence[str]) -> list[str]:
+    """Labels shown as typed: matplotlib would read ``$…$`` as mathtext."""
+    return [str(label).replace("$", r"\$") for label in labels]
+
+
 def _leaderboard_figure(table: list[dict[str, Any]], level: float) -> bytes:
     plt = _pyplot()
     models = [row["model"] for row in table][::-1]
@@ -127,7 +133,7 @@ def _leaderboard_figure(table: list[dict[str, Any]], level: float) -> bytes:
             [row[f"s_{gamma}_ci_high"] - row[f"s_{gamma}"] for row in rows],
         ]
         ax.errorbar(x, y, xerr=err, fmt="o", color=colour, capsize=3, label=f"s{gamma}")
-    ax.set_yticks(range(len(models)), models, fontsize=8)
+    ax.set_yticks(range(len(models)), _plain(models), fontsize=8)
     ax.set_xlabel(f"mean creative utility ({level:.0%} bootstrap interval)")
     ax.set_title("Leaderboard")
     ax.grid(axis="x", alpha=0.3)
@@ -139,7 +145,7 @@ def _curves_figure(curves: dict[str, tuple[list[float], list[float]]]) -> bytes:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for model, (gammas, values) in curves.items():
-        ax.plot(gammas, values, marker="o", markersize=3, label=model)
+        ax.plot(gammas, values, marker="o", markersize=3, label=_plain([model])[0])
     ax.set_xlabel("patience γ")
     ax.set_ylabel("mean creative utility s(U)")
     ax.set_title("Creative utility vs patience")
@@ -153,7 +159,8 @@ def _distinct_figure(nus: dict[str, list[float]]) -> bytes:
     models = sorted(nus)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     ax.boxplot([nus[m] for m in models], showmeans=True)
-    ax.set_xticks(range(1, len(models) + 1), models, rotation=20, ha="right", fontsize=8)
+    ax.set_xticks(range(1, len(models) + 1), _plain(models), rotation=20, ha="right",
+                  fontsize=8)
     ax.set_ylabel("ν(u): distance to the nearest other-model path")
     ax.set_title("Distinctiveness of kept paths")
     return _png(fig)
@@ -171,8 +178,8 @@ def _relation_figure(rows: list[dict[str, Any]], title: str, gamma: str) -> byte
             grid[relations.index(r["relation"]), models.index(r["model"])] = r["mean_utility"]
     fig, ax = plt.subplots(figsize=(1.2 * len(models) + 4.5, 0.32 * len(relations) + 1.8))
     image = ax.imshow(np.ma.masked_invalid(grid), aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(models)), models, rotation=20, ha="right", fontsize=8)
-    ax.set_yticks(range(len(relations)), relations, fontsize=8)
+    ax.set_xticks(range(len(models)), _plain(models), rotation=20, ha="right", fontsize=8)
+    ax.set_yticks(range(len(relations)), _plain(relations), fontsize=8)
     fig.colorbar(image, ax=ax, label=f"mean s{gamma}")
     ax.set_title(title)
     return _png(fig)
@@ -185,9 +192,10 @@ def _grounding_figure(rows: list[dict[str, Any]]) -> bytes:
     left = [0.0] * len(rows)
     for status in GROUNDING_STATUSES:
         widths = [r[status] for r in rows]
-        ax.barh([r["model"] for r in rows], widths, left=left, label=status,
+        ax.barh(range(len(rows)), widths, left=left, label=status,
                 color=_STATUS_COLOURS[status])
         left = [a + b for a, b in zip(left, widths)]
+    ax.set_yticks(range(len(rows)), _plain([r["model"] for r in rows]))
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction of triples (kg judge)")
     ax.set_title("Grounding coverage")

@@ -58,14 +58,15 @@ def test_minimal_report_says_not_available(chrome, scored, tmp_path):
 
 def test_hostile_names_are_escaped(chrome, scored, tmp_path):
     """Model names, relations and cluster labels with markup show as text, never as markup."""
-    evil = "Evil <b>bold</b> & \"co\" <script>window.__pwned = 1</script>"
-    queries = tmp_path / "queries.jsonl"
-    with queries.open("w") as handle:
-        for q in read_jsonl(scored["score"] / "queries.jsonl"):
-            if q["model"] == "GPT-4.1":
-                q["model"] = evil
-                q["rel_b"] = "<i>rel</i> & co"
-            handle.write(json.dumps(q) + "\n")
+    evil = "Evil <b>bold</b> & \"co\" <script>window.__pwned = 1</script> $x^{2$"
+    queries, grounding = tmp_path / "queries.jsonl", tmp_path / "kg.jsonl"
+    for source, target in ((scored["score"], queries), (scored["score-kg"], grounding)):
+        with target.open("w") as handle:
+            for q in read_jsonl(source / "queries.jsonl"):
+                if q["model"] == "GPT-4.1":
+                    q["model"] = evil
+                    q["rel_b"] = "<i>rel</i> & co"
+                handle.write(json.dumps(q) + "\n")
     clusters = tmp_path / "clusters.jsonl"
     clusters.write_text(json.dumps({
         "id": "c1", "task_id": "<task>&", "type": "carrier", "labels": ["<b>x</b>"],
@@ -73,6 +74,7 @@ def test_hostile_names_are_escaped(chrome, scored, tmp_path):
         "models": ["a", "b"], "comparison_key": "<a>||b&"}) + "\n")
     out = tmp_path / "report"
     assert main(["report", str(queries), "--out", str(out), "--tig", str(clusters),
+                 "--grounding", str(grounding),
                  "--resamples", "200", "--title", "<h1>t</h1>"]) == 0
     found = inspect_page(chrome, out / "report.html")
     image = screenshot(chrome, found["height"], screenshot_targets(tmp_path, "report-evil.png"))
@@ -82,3 +84,4 @@ def test_hostile_names_are_escaped(chrome, scored, tmp_path):
     assert evil in found["text"] and "<i>rel</i> & co" in found["text"]
     assert "<b>x</b> & 'y'" in found["text"] and found["tasks"] == ["<task>&"]
     assert "reference population for <a> vs b& (both left out)" in found["text"]
+    assert evil in found["grounding"]
