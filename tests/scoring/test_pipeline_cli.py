@@ -189,7 +189,7 @@ def test_report_command(sample_files, tmp_path):
     )
     for name in (
         "leaderboard.csv",
-        "leaderboard.html",
+        "report.html",
         "utility_curves.png",
         "distinctiveness.png",
     ):
@@ -203,4 +203,4 @@ def test_report_command(sample_files, tmp_path):
         assert r["avg_nu"] != ""
     s09 = [float(r["s_0.9"]) for r in rows]
     assert s09 == sorted(s09, reverse=True)
-    assert "<table>" in (tmp_path / "r" / "leaderboard.html").read_text()
+    assert "<table>" in (tmp_path / "r" / "report.html").read_text()
