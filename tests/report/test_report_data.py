@@ -140,3 +140,12 @@ def test_inputs_are_checked_at_the_boundary(tmp_path, scored):
     (d / "distinct_summary.csv").write_text("model,avg_nu,max_nu\nm,0.5,lots\n")
     with pytest.raises(InputError, match=r"distinct_summary.csv: line 2: field 'max_nu'"):
         read_distinct(d)
+
+
+def test_missing_chromium_fails_loudly(monkeypatch, tmp_path):
+    """Without Chromium the browser tests fail with the install command, never skip."""
+    from tests.report.browser import chromium_paths
+
+    monkeypatch.setenv("CREAGRAPH_CHROMIUM", str(tmp_path / "no-chromium"))
+    with pytest.raises(pytest.fail.Exception, match="apt-get install -y chromium chromium-driver"):
+        chromium_paths()
