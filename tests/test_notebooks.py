@@ -23,7 +23,7 @@ from nbclient.exceptions import CellExecutionError  # noqa: E402
 
 NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-CELL_TIMEOUT_S = 300
+CELL_TIMEOUT_S = 420
 
 
 def _kernel_manager(tmp_path: Path):
