@@ -9,7 +9,7 @@ import typer
 
 from creagraph.cliopts import EndpointOpt, StoreOpt
 from creagraph.core.io import InputError, dumps, read_jsonl, write_records
-from creagraph.scoring.distributed import ENGINES, ScorerConfig, set_torch_threads
+from creagraph.scoring.distributed import ENGINES, ScorerConfig, set_threads
 
 
 def build_scorer(config: ScorerConfig):
@@ -17,8 +17,8 @@ def build_scorer(config: ScorerConfig):
 
     With ``ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the graph's
     ceiling for each query (the CLI is the one place that wires the two jobs together).
-    Called once per process, also on distributed workers; it sets torch's thread count to
-    ``config.torch_threads`` there, so every process embeds with the same arithmetic.
+    Called once per process, also on distributed workers; it limits torch's and the BLAS
+    thread pools to ``config.threads`` there, so every process computes the same numbers.
     """
     judge, mode, store, endpoint = config.judge, config.mode, config.store, config.endpoint
     llm_base_url, llm_model, ceiling_k = config.llm_base_url, config.llm_model, config.ceiling_k
@@ -28,7 +28,7 @@ def build_scorer(config: ScorerConfig):
     from creagraph.scoring.pipeline import Scorer
 
     config.validate()
-    set_torch_threads(config.torch_threads)
+    set_threads(config.threads)
     embedder = default_embedder()
     kg = entity_linker = relation_linker = None
     if judge in ("kg", "hybrid") or store is not None or endpoint is not None or ceiling_k:
@@ -136,11 +136,11 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(hidden=True, help="Deprecated: use --engine dask --address ADDR."),
         ] = None,
-        torch_threads: Annotated[
+        threads: Annotated[
             int,
             typer.Option(
-                help="Torch threads per scoring process (the same everywhere keeps local "
-                "and distributed results identical)."
+                help="Torch/BLAS threads per scoring process (the same everywhere keeps "
+                "local and distributed results identical)."
             ),
         ] = 1,
         parquet: Annotated[
@@ -166,7 +166,7 @@ def register(app: typer.Typer) -> None:
             llm_base_url,
             llm_model,
             ceiling_k if ceiling else None,
-            torch_threads,
+            threads,
         )
         config.validate()
         if scheduler is not None:

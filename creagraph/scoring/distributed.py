@@ -30,14 +30,15 @@ A distributed run gives the same records as a local run: every per-query utility
 - Batches never mix queries: a query's kept paths are embedded in one call, in the same
   process, exactly as in the local loop.
 - The embedding model's arithmetic depends on torch's intra-op thread count (vectors
-  differ by ~1e-7 between 1 and 2 threads, enough to move utilities in the 8th digit).
-  Ray and Dask start workers with ``OMP_NUM_THREADS=1`` while a plain process uses every
-  core, so wherever a scorer is built (driver or worker) the thread count is set to
-  :attr:`ScorerConfig.torch_threads` (default 1, which is also the fastest for the small
-  per-query batches). The results are then independent of the engine and of the number of
-  cores. Machines with different CPU instruction sets (AVX-512 vs AVX2) may still differ
-  in the last bits; the embedding cache (``$CREAGRAPH_CACHE_DIR/embeddings.sqlite``),
-  shared by all workers of one machine, also pins vectors once computed.
+  differ by ~1e-7 between 1 and 2 threads, which moves utilities by up to ~1e-6). Ray and
+  Dask start workers with ``OMP_NUM_THREADS=1`` while a plain process uses every core, so
+  wherever a scorer is built (driver or worker) :func:`set_threads` sets torch's and the
+  BLAS thread pools to :attr:`ScorerConfig.threads` (``--threads``, default 1, which is
+  also the fastest for the small per-query work). The results are then independent of the
+  engine and of the number of cores. Machines with different CPU instruction sets
+  (AVX-512 vs AVX2) may still differ in the last bits; the embedding cache
+  (``$CREAGRAPH_CACHE_DIR/embeddings.sqlite``), shared by all workers of one machine, pins
+  vectors once computed.
 
 Running on a real cluster
 -------------------------
@@ -96,7 +97,7 @@ from creagraph.core.io import InputError
 __all__ = [
     "ENGINES",
     "ScorerConfig",
-    "set_torch_threads",
+    "set_threads",
     "score_batch",
     "batches",
     "ordered_results",
@@ -115,9 +116,9 @@ _SCORERS: dict[Any, Any] = {}
 class ScorerConfig:
     """Everything needed to build a scorer in another process (plain, picklable values).
 
-    ``torch_threads`` is the intra-op thread count of the embedding model wherever a scorer
-    is built (see the module docstring: it makes results independent of the engine);
-    ``None`` leaves torch's default.
+    ``threads`` is the size of the native thread pools (torch, BLAS) wherever a scorer is
+    built (see :func:`set_threads` and the module docstring: it makes results independent
+    of the engine); ``None`` leaves the libraries' defaults.
     """
 
     judge: str = "kg"
@@ -128,7 +129,7 @@ class ScorerConfig:
     llm_base_url: str | None = None
     llm_model: str | None = None
     ceiling_k: int | None = None
-    torch_threads: int | None = 1
+    threads: int | None = 1
 
     def validate(self) -> None:
         if self.judge not in ("kg", "stored", "llm", "hybrid"):
@@ -137,22 +138,27 @@ class ScorerConfig:
             raise InputError(f"--mode must be paper or published, not {self.mode!r}")
         if not 0.0 <= self.factuality_threshold <= 1.0:
             raise InputError("--factuality-threshold must be between 0 and 1")
-        if self.torch_threads is not None and self.torch_threads < 1:
-            raise InputError(f"torch_threads must be at least 1, not {self.torch_threads}")
+        if self.threads is not None and self.threads < 1:
+            raise InputError(f"--threads must be at least 1, not {self.threads}")
 
 
-def set_torch_threads(n: int | None) -> None:
-    """Set torch's intra-op thread count to ``n`` in this process (``None``: leave it).
+def set_threads(n: int | None) -> None:
+    """Limit this process's native thread pools to ``n`` threads (``None``: leave them).
 
-    Called wherever a scorer is built, so the driver and every worker run the embedding
-    model with the same arithmetic.
+    Sets torch's intra-op thread count and, through ``threadpoolctl``, the BLAS and OpenMP
+    pools (NumPy's OpenBLAS, torch's OpenMP). Called wherever a scorer is built, so the
+    driver and every worker run the embedding model and the distance matrices with the
+    same arithmetic; one thread is also the fastest setting for the small per-query work
+    and avoids oversubscribing cores shared by several processes.
     """
     if n is None:
         return
     import torch
+    from threadpoolctl import threadpool_limits
 
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
+    threadpool_limits(limits=n)
 
 
 def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows: list) -> list:
@@ -220,11 +226,13 @@ def dask_runner(
 
     Rows are read lazily in batches of ``batch_size`` queries; at most ``max_in_flight``
     batches (default: twice the number of worker threads) are submitted at a time; results
-    are yielded in input order. Each worker process builds its scorer once.
+    are yielded in input order. Each worker process builds its scorer once, all of them in
+    parallel before the first batch is sent.
     """
 
     def run(rows: Iterable[Any]) -> Iterator[Any]:
         limit = max_in_flight or 2 * max(1, sum(client.nthreads().values()))
+        client.run(score_batch, build, config, [])  # every worker builds its scorer, now
         outstanding: dict[str, Any] = {}
 
         def submit(chunk: list[Any]):
