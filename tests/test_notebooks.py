@@ -12,6 +12,7 @@ cells.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -61,7 +62,8 @@ def test_notebook_runs(path: Path, store_dir: Path, tmp_path: Path, monkeypatch)
     try:
         client.execute()
     except CellExecutionError as error:
-        pytest.fail(f"{path.name}: a cell failed\n{error}", pytrace=False)
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # the kernel's traceback colours
+        pytest.fail(f"{path.name}: a cell failed\n{message}", pytrace=False)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, f"{path.name} has no code cells"
     assert all(c.get("execution_count") for c in code), f"{path.name}: a cell did not run"
