@@ -415,8 +415,20 @@ def ray_runner(
         remote = ray.remote(num_cpus=1, max_restarts=0)(_ScorerActor)
         actors = [remote.remote(build, config) for _ in range(n)]
         owner: dict[Any, int] = {}
+
+        def get(refs):
+            try:
+                return ray.get(refs)
+            except ray.exceptions.RayTaskError as exc:
+                # The worker's own exception (an InputError naming a file, say), with the
+                # remote traceback kept as its cause.
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, Exception):
+                    raise cause from exc
+                raise
+
         try:
-            ray.get([actor.setup.remote() for actor in actors])
+            get([actor.setup.remote() for actor in actors])
 
             def submit(chunk: list[Any]):
                 unfinished = [0] * n
@@ -431,7 +443,7 @@ def ray_runner(
                 return ref
 
             def collect(ref) -> list[Any]:
-                result = ray.get(ref)
+                result = get(ref)
                 del owner[ref]
                 return result
 

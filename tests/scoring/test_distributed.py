@@ -73,10 +73,11 @@ def local_run(score_args, tmp_path_factory):
 
 
 def test_ray_workers_match_local_run(score_args, local_run, tmp_path):
-    pytest.importorskip("ray")
+    ray = pytest.importorskip("ray")
     args = [*score_args, "--engine", "ray", "--workers", "2"]
     remote = _score(args, tmp_path / "out", tmp_path / "cache")
     _assert_same(local_run, remote)
+    assert not ray.is_initialized()  # the private cluster was shut down
 
 
 def test_dask_workers_match_local_run(score_args, local_run, tmp_path):
@@ -142,3 +143,15 @@ def test_ray_missing_is_a_clear_error(sample_files, tmp_path, capsys, monkeypatc
     args = ["score", str(sample_files[0]), "--judge", "stored", "--out", str(tmp_path)]
     assert main([*args, "--engine", "ray"]) == 2
     assert "--engine ray needs Ray installed" in capsys.readouterr().err
+
+
+def test_ray_worker_error_reaches_the_user(sample_files, tmp_path, capsys):
+    """A scorer that cannot be built on a worker fails the run with the worker's own error."""
+    ray = pytest.importorskip("ray")
+    missing = tmp_path / "no-store"
+    args = ["score", str(sample_files[0]), "--judge", "stored", "--store", str(missing)]
+    assert main([*args, "--engine", "ray", "--workers", "1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {missing}: no creagraph store here"), err
+    assert not (tmp_path / "queries.jsonl").exists() or not read_jsonl(tmp_path / "queries.jsonl")
+    assert not ray.is_initialized()  # shut down on the error too
