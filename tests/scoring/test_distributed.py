@@ -25,9 +25,11 @@ FLOATS = {"utility", "utility_curve", "mean_pairwise_distance", "mean_pairwise_r
 
 def _score(args: list[str], out, cache_dir) -> dict[str, list[dict]]:
     """Run ``creagraph score`` with a fresh embedding cache; return its records."""
-    torch = pytest.importorskip("torch")
+    import torch
+    from threadpoolctl import threadpool_limits
+
     threads = torch.get_num_threads()
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, threadpool_limits(limits=None):  # restores BLAS
         mp.setenv("CREAGRAPH_CACHE_DIR", str(cache_dir))
         mp.setattr(embeddings, "_DEFAULT", None)  # the driver's embedder uses that cache too
         try:
@@ -35,6 +37,7 @@ def _score(args: list[str], out, cache_dir) -> dict[str, list[dict]]:
         finally:
             torch.set_num_threads(threads)
     assert (out / "summary.csv").exists()
+    assert (cache_dir / "embeddings.sqlite").exists()  # the run embedded into its own cache
     return {name: read_jsonl(out / f"{name}.jsonl") for name in ("queries", "paths")}
 
 
