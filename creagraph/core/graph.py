@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from creagraph.core.io import InputError
+
 __all__ = [
     "EntityRecord",
     "PropertyRecord",
@@ -53,16 +55,18 @@ def is_pid(value: str) -> bool:
 
 
 def check_qid(value: str) -> str:
-    """Return ``value`` if it is a well-formed QID, else raise ``ValueError``."""
+    """Return ``value`` if it is a well-formed QID, else raise :class:`InputError`
+    (a ``ValueError``)."""
     if not is_qid(value):
-        raise ValueError(f"not a Wikidata item id (Q followed by digits): {value!r}")
+        raise InputError(f"not a Wikidata item id (Q followed by digits): {value!r}")
     return value
 
 
 def check_pid(value: str) -> str:
-    """Return ``value`` if it is a well-formed PID, else raise ``ValueError``."""
+    """Return ``value`` if it is a well-formed PID, else raise :class:`InputError`
+    (a ``ValueError``)."""
     if not is_pid(value):
-        raise ValueError(f"not a Wikidata property id (P followed by digits): {value!r}")
+        raise InputError(f"not a Wikidata property id (P followed by digits): {value!r}")
     return value
 
 

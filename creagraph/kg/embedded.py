@@ -644,10 +644,11 @@ class EmbeddedKG:
     ) -> list[SearchHit]:
         prefix = id_prefix(kind)
         key, loose = normalize(text), normalize_loose(text)
+        # an empty loose key (text that is all punctuation) would match every such name
         rows = self._sql(
             "SELECT id, kind, text FROM names "
             "WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
-            (key, loose, prefix),
+            (key, loose if loose else "\x00", prefix),
         )
         hits = [SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows]
         if fuzzy and len({h.id for h in hits}) < limit and loose:

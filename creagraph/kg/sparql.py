@@ -11,8 +11,10 @@ on-disk response cache keyed by endpoint and query text.
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import hashlib
+import http.client
 import json
 import os
 import sqlite3
@@ -20,6 +22,7 @@ import string
 import time
 import urllib.error
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -98,6 +101,28 @@ def sparql_string(text: str, lang: str | None = None) -> str:
     return literal
 
 
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delay-seconds or an HTTP date).
+
+    Examples
+    --------
+    >>> _retry_after("7"), _retry_after("Thu, 01 Jan 1970 00:00:00 GMT"), _retry_after("soon")
+    (7.0, 0.0, None)
+    """
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
 @functools.cache
 def template(name: str) -> string.Template:
     """A query template from ``wikidata/sparql/<name>.rq`` with the standard prefixes."""
@@ -129,6 +154,8 @@ def _wdt_pid(iri: str) -> str | None:
     return None
 
 
+#: Longest token (characters) matched by the ``scan`` search's regular expression.
+_SCAN_TOKEN_CHARS = 24
 _REGEX_SPECIAL = set("\\.*+?()[]{}|^$-")
 
 
@@ -193,8 +220,13 @@ class SparqlKG:
     timeout : float
         Seconds per request.
     retries : int
-        Further attempts after a 429/5xx/timeout; waits ``backoff * 2**attempt`` seconds
-        (or the server's ``Retry-After``).
+        Further attempts after a 429/5xx, a timeout, a dropped connection or a response cut
+        short; waits ``backoff * 2**attempt`` seconds, or the server's ``Retry-After``
+        (seconds or an HTTP date) when that is longer. Only successful responses are
+        cached. When attempts run out, :class:`SparqlError` names the endpoint, the number
+        of attempts and the last failure.
+    max_retry_after : float
+        A ``Retry-After`` longer than this (seconds) fails at once instead of waiting.
     cache : bool or path
         ``True`` (default): cache responses in ``default_cache_dir()/sparql.sqlite``;
         a path: use that file; ``False``: no cache.
@@ -223,6 +255,7 @@ class SparqlKG:
         timeout: float = 60.0,
         retries: int = 4,
         backoff: float = 1.0,
+        max_retry_after: float = 300.0,
         cache: bool | str | os.PathLike[str] = True,
         search_mode: str = "auto",
         language: str = "en",
@@ -236,6 +269,8 @@ class SparqlKG:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        sparql_string("", language)  # a language tag, not arbitrary text
         self.language = language
         self._lang = sparql_string(language)
         self._sleep = sleep
@@ -272,8 +307,9 @@ class SparqlKG:
         from SPARQLWrapper import JSON, POST, SPARQLWrapper
         from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
 
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
+        attempts = self.retries + 1
+        last, cause = "nothing sent", None
+        for attempt in range(attempts):
             client = SPARQLWrapper(self.endpoint, agent=self.user_agent)
             client.setMethod(POST)
             client.setReturnFormat(JSON)
@@ -283,27 +319,41 @@ class SparqlKG:
             try:
                 self.requests_sent += 1
                 result = client.queryAndConvert()
-                if not isinstance(result, dict):
-                    raise SparqlError(f"{self.endpoint}: unexpected response type {type(result)}")
-                return result
             except urllib.error.HTTPError as exc:
                 if exc.code not in _RETRY_STATUS:
                     raise SparqlError(f"{self.endpoint}: HTTP {exc.code} {exc.reason}") from exc
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                if retry_after and retry_after.isdigit():
-                    wait = max(wait, float(retry_after))
-                last = exc
+                last, cause = f"HTTP {exc.code} {exc.reason}", exc
+                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                if retry_after is not None:
+                    if retry_after > self.max_retry_after:
+                        raise SparqlError(
+                            f"{self.endpoint}: {last} after {attempt + 1} attempt(s); the server "
+                            f"asks to wait {retry_after:.0f} s (Retry-After), more than "
+                            f"max_retry_after={self.max_retry_after:g} s"
+                        ) from exc
+                    wait = max(wait, retry_after)
             except EndPointInternalError as exc:
-                last = exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = exc
+                last, cause = "HTTP 500 Internal Server Error", exc
+            except urllib.error.URLError as exc:
+                last, cause = f"network error ({exc.reason})", exc
+            except TimeoutError as exc:
+                last, cause = f"no response within {int(max(1, self.timeout))} s", exc
+            except (ConnectionError, http.client.HTTPException) as exc:
+                last, cause = f"connection dropped ({type(exc).__name__}: {exc})", exc
+            except ValueError as exc:  # a body cut short or not JSON
+                last, cause = f"unreadable response ({str(exc)[:100]})", exc
             except SPARQLWrapperException as exc:
                 raise SparqlError(f"{self.endpoint}: {exc}") from exc
+            else:
+                if isinstance(result, dict) and ("results" in result or "boolean" in result):
+                    return result
+                last, cause = f"not SPARQL JSON results ({type(result).__name__})", None
             if attempt < self.retries:
                 self._sleep(wait)
         raise SparqlError(
-            f"{self.endpoint}: giving up after {self.retries + 1} attempts: {last}"
-        ) from last
+            f"{self.endpoint}: giving up after {attempts} attempts (retries={self.retries}); "
+            f"last: {last}"
+        ) from cause
 
     def _select(self, name: str, **values: str) -> list[dict[str, str]]:
         result = self.query(template(name).substitute(values))
@@ -418,6 +468,10 @@ class SparqlKG:
                 tokens = [normalize(text)] if normalize(text) else []
             if not tokens:
                 return []
+            # A prefix finds a superset of the names holding the whole token (the matches
+            # are filtered below), and keeps a long search text from becoming a regex the
+            # server takes minutes over.
+            tokens = [t[:_SCAN_TOKEN_CHARS] for t in tokens]
             condition = " || ".join(
                 f"REGEX(LCASE(STR(?text)), {sparql_string(_accent_insensitive(t))})" for t in tokens
             )
@@ -445,7 +499,7 @@ class SparqlKG:
         hits = [
             SearchHit(i, None, t, k, 100.0, True)  # type: ignore[arg-type]
             for i, k, t in rows
-            if normalize(t) == key or normalize_loose(t) == loose
+            if normalize(t) == key or (loose and normalize_loose(t) == loose)
         ]
         if fuzzy and len({h.id for h in hits}) < limit and loose:
             from rapidfuzz import fuzz
