@@ -6,7 +6,11 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-from tqdm.auto import tqdm
+try:  # notebook widgets only where ipywidgets exists (tqdm.auto warns on stderr otherwise)
+    import ipywidgets  # noqa: F401
+    from tqdm.auto import tqdm
+except ImportError:
+    from tqdm import tqdm
 
 __all__ = ["progress", "progress_bar"]
 
