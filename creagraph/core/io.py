@@ -223,7 +223,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
-    >>> _ = p.write_text("a,b\n1,2\n")
+    >>> _ = p.write_text("a,b\\n1,2\\n")
     >>> list(iter_records(p))
     [{'a': '1', 'b': '2'}]
     """

@@ -364,7 +364,7 @@ def parse_answer(raw: Any) -> ParseResult:
     --------
     >>> r = parse_answer('<answer>{"1": [["A", "r", "B"], ["B", "s", "C"],],}</answer>')
     >>> [p.triples for p in r.paths], r.repairs
-    ([[('A', 'r', 'B'), ('B', 's', 'C')]], ['removed trailing commas'])
+    ([[('A', 'r', 'B'), ('B', 's', 'C')]], ['as written (Python literal)'])
     >>> parse_answer("no paths here").failures
     ['no JSON object or list could be read']
     """
