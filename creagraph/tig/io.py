@@ -155,7 +155,7 @@ def _numbered(records: Iterable[dict[str, Any]], path: Path) -> Iterable[tuple[i
     # iter_jsonl skips blank lines; recover the physical line numbers for messages.
     if not path.exists():
         raise InputError(f"{path}: file not found")
-    with path.open("r", encoding="utf-8") as handle:
+    with path.open("rb") as handle:  # lines as iter_jsonl counts them (split on \n only)
         numbers = [i for i, text in enumerate(handle, start=1) if text.strip()]
     yield from zip(numbers, records, strict=True)
 
@@ -204,9 +204,13 @@ def read_atoms(path: str | os.PathLike[str]) -> dict[str, list[Atom]]:
         if not p.exists():
             raise InputError(f"{p}: file not found")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(p.read_bytes().decode("utf-8"))
         except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{exc.lineno}: malformed JSON ({exc.msg})") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+        except (RecursionError, ValueError) as exc:
+            raise InputError(f"{p}: malformed JSON ({exc})") from None
         if not isinstance(data, dict):
             raise InputError(f"{p}: expected an object mapping response_id to a list of atoms")
         for response_id, atoms in data.items():
