@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,6 +238,14 @@ def _fences(text: str) -> list[str]:
     return out
 
 
+def _literal_eval(text: str) -> Any:
+    """``ast.literal_eval`` without the SyntaxWarnings model text triggers ("1st", "\\d")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.literal_eval(text)
+
+
 def _load(text: str, repairs: list[str]) -> Any:
     attempts = [
         ("as written", lambda t: t),
@@ -258,7 +267,7 @@ def _load(text: str, repairs: list[str]) -> Any:
             if len(fixed) > _LITERAL_EVAL_MAX:  # compiling Python is slow on huge text
                 continue
             try:
-                value = ast.literal_eval(fixed)
+                value = _literal_eval(fixed)
                 name += " (Python literal)"
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
@@ -273,7 +282,7 @@ def _split_triple_string(text: str) -> tuple[str, ...] | None:
     if s.startswith("(") and s.endswith(")") or s.startswith("[") and s.endswith("]"):
         inner = s[1:-1]
         try:
-            value = ast.literal_eval(s)
+            value = _literal_eval(s)
             if isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
                 return tuple(v.strip() for v in value)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
