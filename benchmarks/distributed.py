@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import math
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -115,6 +116,10 @@ def same_records(a: list, b: list) -> bool:
 
 
 def main() -> None:
+    # This script's folder is first on sys.path and its name would shadow the `distributed`
+    # package (Dask), so it comes off before anything imports Dask.
+    here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", default="kg", choices=["kg", "stored"])
     parser.add_argument("--store", type=Path, default=default_store_dir())
