@@ -15,7 +15,7 @@ microseconds; reopening maps the arrays and opens SQLite, well under a second.
 
 ``meta.json`` also records each file's size and SHA-256. Opening a store checks sizes,
 array headers, dtypes and lengths against the counts, index bounds and the SQLite tables,
-and — for stores up to :data:`VERIFY_ON_OPEN_BYTES` (the slice's is ~40 MB, ~50 ms) —
+and — for stores up to :data:`VERIFY_ON_OPEN_BYTES` (the slice store is ~40 MB) —
 the checksums; a truncated or garbled store is refused with an :class:`InputError`
 naming the file and how to re-import. :meth:`EmbeddedKG.verify` checksums a store of
 any size.
