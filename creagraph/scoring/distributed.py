@@ -89,7 +89,7 @@ import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from creagraph.core.io import InputError
@@ -231,6 +231,11 @@ def dask_runner(
     """
 
     def run(rows: Iterable[Any]) -> Iterator[Any]:
+        chunks = batches(rows, batch_size)
+        first = next(chunks, None)
+        if first is None:  # nothing to score: build no scorers
+            return
+        chunks = chain([first], chunks)
         limit = max_in_flight or 2 * max(1, sum(client.nthreads().values()))
         client.run(score_batch, build, config, [])  # every worker builds its scorer, now
         outstanding: dict[str, Any] = {}
@@ -246,7 +251,7 @@ def dask_runner(
             return result
 
         try:
-            yield from ordered_results(batches(rows, batch_size), submit, collect, limit)
+            yield from ordered_results(chunks, submit, collect, limit)
         finally:
             if outstanding:
                 client.cancel(list(outstanding.values()))
@@ -410,7 +415,15 @@ def ray_runner(
     def run(rows: Iterable[Any]) -> Iterator[Any]:
         if not ray.is_initialized():
             raise RuntimeError("ray_runner needs ray.init() first (see ray_cluster)")
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        chunks = batches(rows, batch_size)
+        first = next(chunks, None)
+        if first is None:  # nothing to score (all done already, say): start no workers
+            return
+        chunks = chain([first], chunks)
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        n = workers or max(1, cpus)
+        if n > cpus:  # actors needing a CPU each would wait for ever
+            raise InputError(f"--workers {n}, but the Ray cluster has only {cpus} CPUs")
         limit = max_in_flight or 2 * n
         remote = ray.remote(num_cpus=1, max_restarts=0)(_ScorerActor)
         actors = [remote.remote(build, config) for _ in range(n)]
@@ -447,7 +460,7 @@ def ray_runner(
                 del owner[ref]
                 return result
 
-            yield from ordered_results(batches(rows, batch_size), submit, collect, limit)
+            yield from ordered_results(chunks, submit, collect, limit)
         finally:
             for actor in actors:
                 with contextlib.suppress(Exception):
