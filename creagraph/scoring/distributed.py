@@ -14,7 +14,7 @@ Engines
     Ray actors, one per worker, each holding one scorer (:func:`ray_runner`). Without
     ``--address`` creagraph starts a private local Ray cluster of ``--workers`` processes
     (default: the number of CPUs) and shuts it down when the run ends or is interrupted.
-    Needs ``pip install 'ray>=2.9'``.
+    Needs ``pip install 'ray>=2.40'``.
 ``creagraph score --engine dask``
     The same over Dask (:func:`dask_runner`): a local cluster of ``--workers`` processes, or
     an existing scheduler with ``--address tcp://host:8786`` (``--scheduler`` is the old
@@ -302,7 +302,7 @@ def _import_ray():
         import ray
     except ImportError as exc:
         raise InputError(
-            "--engine ray needs Ray installed: pip install 'ray>=2.9' "
+            "--engine ray needs Ray installed: pip install 'ray>=2.40' "
             "(or use --engine dask, or the local engine)"
         ) from exc
     return ray
