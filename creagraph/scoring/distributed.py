@@ -63,9 +63,11 @@ Full Wikidata
 -------------
 Point the graph at a SPARQL endpoint holding all of Wikidata instead of a local slice:
 
-- QLever: ``--endpoint https://qlever.cs.uni-freiburg.de/api/wikidata`` (fast, no hard
-  rate limit; label search scans labels with a ``REGEX`` filter, which QLever answers
-  quickly). A self-hosted QLever or WDQS mirror is the right choice for large runs.
+- QLever: ``--endpoint https://qlever.cs.uni-freiburg.de/api/wikidata``. Any endpoint
+  other than query.wikidata.org gets the ``scan`` entity search (a case- and
+  accent-insensitive ``REGEX`` over English labels and aliases, then fuzzy ranking), as
+  on a local server; its speed over all of Wikidata depends on the server (not measured
+  here). For large runs a self-hosted QLever (or WDQS mirror) spares the public service.
 - WDQS: ``--endpoint https://query.wikidata.org/sparql``. The public service allows about
   five parallel queries and 60 s of query time per minute per client, so keep
   ``--workers`` at 5 or fewer; creagraph sends a descriptive User-Agent, retries 429/5xx
