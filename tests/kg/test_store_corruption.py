@@ -184,3 +184,21 @@ def test_reimport_rebuilds_a_damaged_store(small_store, tmp_path):
     kg.close()
     again = import_dumps([dump], store, show_progress=False)
     assert again.report.get("reused") is True
+
+
+def test_verify_command(small_store, tmp_path, monkeypatch, capsys):
+    import creagraph.kg.embedded as embedded
+    from creagraph.cli import main
+
+    store = _copy(small_store, tmp_path)
+    assert main(["kg", "verify", "--store", str(store)]) == 0
+    checked = len(FILES) - 1  # every file but meta.json, which holds the digests
+    assert f"store {store}: {checked} files ok" in capsys.readouterr().out
+
+    monkeypatch.setattr(embedded, "VERIFY_ON_OPEN_BYTES", 0)  # opening skips the checksums
+    data = bytearray((store / "out_obj.npy").read_bytes())
+    data[-8:] = bytes(reversed(data[-8:]))  # a value changed in place, same size
+    (store / "out_obj.npy").write_bytes(bytes(data))
+    assert main(["kg", "verify", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert str(store / "out_obj.npy") in err and "--force" in err
