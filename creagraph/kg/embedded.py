@@ -210,7 +210,19 @@ def _damaged(store: Path, name: str, problem: str) -> InputError:
     )
 
 
+def _interrupted_swap(target: Path) -> Path | None:
+    """The old store :func:`_replace_dir` set aside, if a crash left ``target`` missing."""
+    if target.exists():
+        return None
+    for old in sorted(target.parent.glob(f".{target.name}.old-*")):
+        if (old / "meta.json").exists():
+            return old
+    return None
+
+
 def _replace_dir(new: Path, target: Path) -> None:
+    # Two renames: a crash between them leaves no store at ``target`` but the old one intact
+    # beside it, which opening the store then reports (see _interrupted_swap).
     if target.exists():
         if not (target / "meta.json").exists() and any(target.iterdir()):
             raise InputError(
@@ -387,6 +399,12 @@ class EmbeddedKG:
         self.store = Path(store)
         meta_path = self.store / "meta.json"
         if not meta_path.exists():
+            previous = _interrupted_swap(self.store)
+            if previous is not None:
+                raise InputError(
+                    f"{self.store}: an import was interrupted while replacing this store; the "
+                    f"previous store is intact at {previous} (rename it back, or re-import)"
+                )
             raise InputError(
                 f"{self.store}: no creagraph store here (run `creagraph kg import FILE --store "
                 f"{self.store}` first)"

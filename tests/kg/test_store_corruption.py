@@ -202,3 +202,16 @@ def test_verify_command(small_store, tmp_path, monkeypatch, capsys):
     assert main(["kg", "verify", "--store", str(store)]) == 2
     err = capsys.readouterr().err
     assert str(store / "out_obj.npy") in err and "--force" in err
+
+
+def test_crash_between_the_swap_renames_is_reported(small_store, tmp_path):
+    store = _copy(small_store, tmp_path)
+    set_aside = store.with_name(f".{store.name}.old-4242")
+    store.rename(set_aside)  # what import_dumps' first rename does before a crash
+    with pytest.raises(InputError) as info:
+        EmbeddedKG(store)
+    assert str(set_aside) in str(info.value) and "interrupted" in str(info.value)
+    set_aside.rename(store)  # the remedy the message gives
+    kg = EmbeddedKG(store)
+    assert kg.stats()["statements"] > 1000
+    kg.close()
