@@ -299,7 +299,8 @@ def write_report(
     figures.append(("utility_curves.png", _curves_figure(curves)))
     parts["curves"] = (
         "<p class='note'>Mean creative utility over each model's queries at patience γ "
-        "(γ = 0: only the best path counts; γ = 1: every kept path counts fully).</p>"
+        "(γ = 0: only the best path counts — the best two in published mode; γ = 1: every "
+        "kept path counts fully).</p>"
         + _img("utility_curves.png", figures[-1][1], "creative utility vs patience")
     )
 
