@@ -37,7 +37,6 @@ from typing import Any, Literal
 
 import krippendorff
 import numpy as np
-from scipy import stats
 
 from creagraph.judgments.bradley_terry import LEFT, RIGHT, TIE, Comparisons
 
@@ -183,6 +182,8 @@ def kendalls_w(
     m, n = arr.shape
     if m < 2 or n < 2:
         raise ValueError(f"need at least 2 complete rows and 2 columns, got {arr.shape}")
+    from scipy import stats  # imported here: scipy.stats costs ~1 s, paid only when used
+
     ranks = stats.rankdata(arr, axis=1)
     ties = 0.0
     for row in arr:
@@ -239,6 +240,8 @@ def friedman(
         raise ValueError(
             f"Friedman's test needs at least 2 complete blocks and 3 treatments, got {arr.shape}"
         )
+    from scipy import stats
+
     res = stats.friedmanchisquare(*arr.T)
     kw = kendalls_w(arr)
     return FriedmanResult(
@@ -485,6 +488,8 @@ def icc(
     f1 = ratio(msr, msw)
     f23 = ratio(msr, mse)
     nan = float("nan")
+    from scipy import stats
+
     return ICCResult(
         icc1=ratio(msr - msw, msr + (k - 1) * msw),
         icc2=ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n),

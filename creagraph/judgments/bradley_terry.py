@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, sparse, stats
+from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 __all__ = [
@@ -563,6 +563,8 @@ def davidson_mle(
     if ties.sum() == 0:
         theta = bt_mle(wins, alpha=alpha, tol=tol, max_iter=max_iter, items=items)
         return theta, 0.0
+    from scipy import optimize  # imported here: costs ~1 s, paid only when used
+
     if alpha > 0:
         x0 = np.concatenate([np.zeros(n), [math.log(nu_init)]])
         res = optimize.minimize(
@@ -881,6 +883,8 @@ def bradley_terry(
     games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
     cov = bt_covariance(theta, games, alpha=alpha)
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    from scipy import stats
+
     z = float(stats.norm.ppf(0.5 + ci / 2.0))
 
     rng = np.random.default_rng(seed)
