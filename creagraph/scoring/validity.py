@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from creagraph.core.text import normalize_loose
 
@@ -36,7 +37,14 @@ class Validity:
         return "; ".join(self.reasons)
 
 
-def name_forms(name: str) -> set[str]:
+@lru_cache(maxsize=1 << 15)
+def _loose(text: str) -> str:
+    # Answers repeat the same few names across paths and queries: cache the folding.
+    return normalize_loose(text)
+
+
+@lru_cache(maxsize=1 << 15)
+def name_forms(name: str) -> frozenset[str]:
     """Normalised forms a whole name may take (with and without a trailing parenthetical).
 
     Examples
@@ -44,15 +52,15 @@ def name_forms(name: str) -> set[str]:
     >>> sorted(name_forms("INTS7 (gene)"))
     ['ints7', 'ints7 gene']
     """
-    forms = {normalize_loose(name)}
+    forms = {_loose(name)}
     stripped = _PAREN.sub("", name)
     if stripped and stripped != name:
-        forms.add(normalize_loose(stripped))
+        forms.add(_loose(stripped))
     forms.discard("")
-    return forms
+    return frozenset(forms)
 
 
-def _matches(text: str, names: set[str]) -> bool:
+def _matches(text: str, names: frozenset[str] | set[str]) -> bool:
     return bool(name_forms(text) & names)
 
 
@@ -98,19 +106,20 @@ def check_validity(
             reasons.append(f"triple {i} has an empty part")
     if reasons:
         return Validity(False, tuple(reasons))
+    triples = [tuple(str(x) for x in t) for t in triples]
     names_a = set().union(*(name_forms(n) for n in [entity_a, *aliases_a]))
     names_b = set().union(*(name_forms(n) for n in [entity_b, *aliases_b]))
     first, last = triples[0], triples[-1]
     if not (_matches(first[0], names_a) or _matches(first[2], names_a)):
         reasons.append("the first triple does not contain the start entity")
-    rel_ok = normalize_loose(last[1]) == normalize_loose(rel_b) or (
+    rel_ok = _loose(last[1]) == _loose(rel_b) or (
         same_relation is not None and same_relation(last[1], rel_b)
     )
     if not rel_ok:
         reasons.append(f"the last triple's relation {last[1]!r} is not {rel_b!r}")
     if not _matches(last[2], names_b):
         reasons.append(f"the last triple's tail {last[2]!r} is not {entity_b!r}")
-    if normalize_loose(last[0]) == normalize_loose(last[2]):
+    if _loose(last[0]) == _loose(last[2]):
         reasons.append("the last triple has the same subject and object")
     for i in range(len(triples) - 1):
         prev_names = name_forms(triples[i][0]) | name_forms(triples[i][2])
