@@ -29,6 +29,9 @@ def _register() -> None:
     from creagraph.scoring.cli import register as register_scoring
 
     register_scoring(app)
+    from creagraph.report.cli import register as register_report
+
+    register_report(app)
     from creagraph.judgments.cli import app as judge_app
 
     app.add_typer(judge_app, name="judge", help="Pairwise preferences and rater agreement.")
