@@ -37,13 +37,14 @@ class Validity:
         return "; ".join(self.reasons)
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=4096)
 def _loose(text: str) -> str:
-    # Answers repeat the same few names across paths and queries: cache the folding.
+    # A query's paths repeat the same few names: cache the folding. Kept small (a few MiB at
+    # most) so scoring's memory stays flat on long streamed runs.
     return normalize_loose(text)
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=4096)
 def name_forms(name: str) -> frozenset[str]:
     """Normalised forms a whole name may take (with and without a trailing parenthetical).
 
