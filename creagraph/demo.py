@@ -154,6 +154,7 @@ def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOu
     from creagraph.core.io import iter_jsonl, read_jsonl, write_records
     from creagraph.kg import EmbeddedKG
     from creagraph.scoring.distinct import distinctiveness
+    from creagraph.scoring.distributed import ScorerConfig, set_threads
     from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
     from creagraph.scoring.inputs import read_answers
     from creagraph.scoring.judges import KgJudge, StoredJudge
@@ -165,6 +166,7 @@ def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOu
         return None
     typer.secho("\n== CREATE scoring of the published sample outputs", bold=True)
     rows = read_answers(samples)
+    set_threads(ScorerConfig().threads)  # the same arithmetic as `creagraph score`
     embedder = default_embedder()
     dirs = ScoredOutputs(out / "score", out / "score-kg", out / "distinct", samples)
     score_files(rows, Scorer(StoredJudge(), embedder, "published"), dirs.score)
