@@ -129,14 +129,18 @@ def iter_jsonl(
                     raise
 
 
+def _decode_line(path: Path, lineno: int, raw: bytes, encoding: str = "utf-8") -> str:
+    """One line of a file as text, or an :class:`InputError` naming the line and column."""
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text (invalid byte at column {exc.start + 1})"
+        raise InputError(f"{path}:{lineno}: {message}") from None
+
+
 def _parse_json_line(path: Path, lineno: int, line: str | bytes) -> dict[str, Any]:
     if isinstance(line, bytes):
-        try:
-            line = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"{path}:{lineno}: not UTF-8 text (invalid byte at column {exc.start + 1})"
-            ) from None
+        line = _decode_line(path, lineno, line)
     value = _loads(line, f"{path}:{lineno}")
     if not isinstance(value, dict):
         raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(value).__name__}")
@@ -259,11 +263,7 @@ def iter_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
 
 def _utf8_lines(p: Path, handle: IO[bytes]) -> Iterator[str]:
     for lineno, raw in enumerate(handle, start=1):
-        try:
-            yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            message = f"not UTF-8 text (invalid byte at column {exc.start + 1})"
-            raise InputError(f"{p}:{lineno}: {message}") from None
+        yield _decode_line(p, lineno, raw, "utf-8-sig" if lineno == 1 else "utf-8")
 
 
 def _iter_csv(p: Path) -> Iterator[dict[str, Any]]:

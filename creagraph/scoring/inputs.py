@@ -60,12 +60,6 @@ def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) 
     return list(iter_answers(paths, model))
 
 
-def _iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of one input file, read lazily for JSON Lines, CSV and Parquet (a ``.json``
-    list is loaded whole); every problem with the file is an :class:`InputError`."""
-    yield from iter_records(path)
-
-
 def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
     """Number of rows in the input files, counted cheaply (non-empty lines of JSON Lines,
     Parquet metadata), or ``None`` when a file would have to be parsed to know (CSV, JSON).
@@ -109,7 +103,7 @@ def iter_answers(
     """
     for raw_path in paths:
         path = Path(raw_path)
-        records = _iter_records(path)
+        records = iter_records(path)
         for number, record in enumerate(records, start=1):
             where = f"{path}: row {number}"
             for name in REQUIRED_FIELDS:
