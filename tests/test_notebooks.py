@@ -16,11 +16,10 @@ import re
 import sys
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-from nbclient.exceptions import CellExecutionError  # noqa: E402
+from nbclient.exceptions import CellExecutionError
 
 NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
