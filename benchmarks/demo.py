@@ -47,10 +47,10 @@ def main() -> None:
         times["query generation + ceiling"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        stored = demo.run_scoring_demo(default_store_dir(), out / "stored-only", kg_queries=0)
+        stored = demo.run_scoring_demo(kg, out / "stored-only", kg_queries=0)
         times["stored judge, 80 answers + distinct"] = time.perf_counter() - t
         t = time.perf_counter()
-        scored = demo.run_scoring_demo(default_store_dir(), out, kg_queries=args.kg_queries)
+        scored = demo.run_scoring_demo(kg, out, kg_queries=args.kg_queries)
         times[f"kg judge, {args.kg_queries}/model (+ stored, distinct)"] = (
             time.perf_counter() - t
         )

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import typer
 
+from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.paths import default_slice_path, default_store_dir
 
 DEFAULT_OUT = Path("creagraph-demo")
@@ -100,12 +101,12 @@ def run_demo(
         c = cats[0]
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
     generated = run_querygen_demo(kg, out_dir / "queries")
-    scored = run_scoring_demo(target, out_dir, kg_queries=kg_queries)
+    scored = run_scoring_demo(kg, out_dir, kg_queries=kg_queries)
     tig_dir = run_tig_demo(out_dir / "tig", runs=tig_runs)
     return run_report_demo(out_dir, scored, generated, tig_dir)
 
 
-def run_querygen_demo(kg, out: Path | None = None) -> Path | None:
+def run_querygen_demo(kg: KnowledgeGraph, out: Path | None = None) -> Path | None:
     """Generate a few CREATE queries from the graph, show one source path and its ceiling;
     with ``out``, write them to ``out/generated.jsonl`` and return that path."""
     from creagraph.core.io import write_records
@@ -144,7 +145,7 @@ def sample_output_files() -> list[Path]:
     )
 
 
-def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOutputs | None:
+def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> ScoredOutputs | None:
     """Score the published sample outputs into ``out/score`` (stored judge, published
     mode), the first ``kg_queries`` queries of each model again with the kg judge into
     ``out/score-kg`` (every triple grounded in the graph), and their distinctiveness into
@@ -152,7 +153,6 @@ def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOu
     the sample outputs are missing."""
     from creagraph.core.embeddings import default_embedder
     from creagraph.core.io import iter_jsonl, read_jsonl, write_records
-    from creagraph.kg import EmbeddedKG
     from creagraph.scoring.distinct import distinctiveness
     from creagraph.scoring.distributed import ScorerConfig, set_threads
     from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
@@ -199,7 +199,6 @@ def run_scoring_demo(store: Path, out: Path, *, kg_queries: int = 5) -> ScoredOu
         "(kg judge)",
         bold=True,
     )
-    kg = EmbeddedKG(store)
     entity_linker, relation_linker = EntityLinker(kg), RelationLinker(kg, embedder)
     scorer = Scorer(
         KgJudge(Grounder(kg, entity_linker, relation_linker)),
