@@ -1,0 +1,125 @@
+"""Linking relation phrases to Wikidata properties (SPEC §3.4).
+
+Shared by scoring (grounding triples) and query generation (checking that a rewritten query
+still names the same relation). Phrases are matched by phrasing rules
+(``wikidata/relation_phrases.tsv``), property labels, aliases and inverse phrasings, then by
+embedding similarity against all of them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from creagraph.core.graph import KnowledgeGraph
+from creagraph.core.paths import inverse_labels, wikidata_dir
+from creagraph.core.text import normalize_loose
+
+__all__ = ["Direction", "RelationLink", "RelationLinker", "relation_phrases"]
+
+Direction = Literal["forward", "inverse"]
+
+
+@functools.cache
+def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
+    """Normalised phrase -> [(PID, direction)] from ``wikidata/relation_phrases.tsv``."""
+    path = wikidata_dir() / "relation_phrases.tsv"
+    out: dict[str, list[tuple[str, Direction]]] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[2] not in ("forward", "inverse"):
+            raise ValueError(f"{path}:{lineno}: expected 'phrase<TAB>PID<TAB>forward|inverse'")
+        out.setdefault(normalize_loose(parts[0]), []).append((parts[1], parts[2]))  # type: ignore[arg-type]
+    return out
+
+
+@dataclass(frozen=True)
+class RelationLink:
+    pid: str
+    direction: Direction
+    method: str  # "rule", "label", "alias", "inverse-label", "embedding"
+    score: float
+
+
+class RelationLinker:
+    """Link relation phrases to (PID, direction) candidates.
+
+    Exact matches (phrasing rules, property labels, aliases, inverse phrasings) come
+    first; then the ``top_k`` most similar property names by embedding, when the cosine
+    similarity is at least ``min_similarity``.
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        embedder=None,
+        *,
+        properties: Sequence[str] | None = None,
+        top_k: int = 4,
+        min_similarity: float = 0.6,
+    ):
+        self.kg = kg
+        self.embedder = embedder
+        self.top_k = top_k
+        self.min_similarity = min_similarity
+        self._cache: dict[str, list[RelationLink]] = {}
+        self._names: list[tuple[str, str, Direction, str]] = []  # (text, pid, dir, method)
+        props = properties
+        if props is None:
+            counts = getattr(kg, "property_counts", None)
+            props = sorted(counts()) if counts is not None else sorted(inverse_labels())
+        inverse = inverse_labels()
+        for pid in props:
+            record = kg.property(pid)
+            if record is None:
+                continue
+            if record.label:
+                self._names.append((record.label, pid, "forward", "label"))
+            for alias in record.aliases:
+                self._names.append((alias, pid, "forward", "alias"))
+            if pid in inverse:
+                self._names.append((inverse[pid], pid, "inverse", "inverse-label"))
+        for phrase, targets in relation_phrases().items():
+            for pid, direction in targets:
+                self._names.append((phrase, pid, direction, "rule"))
+        self._exact: dict[str, list[RelationLink]] = {}
+        for text, pid, direction, method in self._names:
+            self._exact.setdefault(normalize_loose(text), []).append(
+                RelationLink(pid, direction, method, 1.0)
+            )
+        self._vectors: np.ndarray | None = None
+
+    def _name_vectors(self) -> np.ndarray:
+        if self._vectors is None:
+            self._vectors = self.embedder.encode([t for t, *_ in self._names])
+        return self._vectors
+
+    def link(self, phrase: str) -> list[RelationLink]:
+        key = normalize_loose(phrase)
+        if key in self._cache:
+            return self._cache[key]
+        links = list(dict.fromkeys(self._exact.get(key, [])))
+        if self.embedder is not None and key:
+            sims = self._name_vectors() @ self.embedder.encode([phrase.lower()])[0]
+            seen = {(link.pid, link.direction) for link in links}
+            for i in np.argsort(-sims, kind="stable"):
+                if sims[i] < self.min_similarity or len(links) >= self.top_k + len(seen):
+                    break
+                _, pid, direction, _ = self._names[i]
+                if (pid, direction) not in seen:
+                    seen.add((pid, direction))
+                    links.append(RelationLink(pid, direction, "embedding", float(sims[i])))
+        self._cache[key] = links
+        return links
+
+    def same_property(self, phrase: str, other: str) -> bool:
+        """Whether two phrases share an exactly-linked property (used by validity)."""
+        a = {(link.pid, link.direction) for link in self.link(phrase) if link.score >= 0.8}
+        b = {(link.pid, link.direction) for link in self.link(other) if link.score >= 0.8}
+        return bool(a & b)
