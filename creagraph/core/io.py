@@ -14,7 +14,7 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "write_jsonl",
     "read_records",
     "iter_records",
+    "iter_csv_lines",
     "write_records",
     "JsonlAppender",
     "truncate_partial_line",
@@ -267,8 +268,45 @@ def _utf8_lines(p: Path, handle: IO[bytes]) -> Iterator[str]:
 
 
 def _iter_csv(p: Path) -> Iterator[dict[str, Any]]:
+    for _, row in iter_csv_lines(p):
+        yield row
+
+
+def iter_csv_lines(
+    path: str | os.PathLike[str], required: Sequence[str] = ()
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line, row)`` for each record of a UTF-8 CSV file (header = line 1).
+
+    ``line`` is the file line where the record ends, for error messages. The header must
+    name every column in ``required``; problems raise :class:`InputError` naming the file
+    and line, as :func:`iter_records` does (this is the CSV reader behind it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+    >>> _ = p.write_text("a,b\n1,2\n")
+    >>> list(iter_csv_lines(p, required=["a"]))
+    [(2, {'a': '1', 'b': '2'})]
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: file not found")
     with p.open("rb") as handle:
         reader = csv.DictReader(_utf8_lines(p, handle))
+        try:
+            header = reader.fieldnames
+        except csv.Error as exc:
+            raise InputError(f"{p}:1: malformed CSV header ({exc})") from None
+        if required:
+            if not header:
+                raise InputError(f"{p}:1: empty file (expected columns {list(required)})")
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputError(
+                    f"{p}:1: missing column(s) {missing} (expected {list(required)}; "
+                    f"found {header})"
+                )
         while True:
             try:
                 row = next(reader)
@@ -277,12 +315,12 @@ def _iter_csv(p: Path) -> Iterator[dict[str, Any]]:
             except csv.Error as exc:
                 raise InputError(f"{p}:{reader.line_num}: malformed CSV ({exc})") from None
             if None in row:
-                header = len(reader.fieldnames or [])
+                n_header = len(reader.fieldnames or [])
                 raise InputError(
-                    f"{p}:{reader.line_num}: row has {header + len(row[None])} fields, "
-                    f"the header has {header}"
+                    f"{p}:{reader.line_num}: row has {n_header + len(row[None])} fields, "
+                    f"the header has {n_header}"
                 )
-            yield dict(row)
+            yield reader.line_num, dict(row)
 
 
 def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:

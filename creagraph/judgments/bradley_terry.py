@@ -40,6 +40,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,6 +57,8 @@ __all__ = [
     "Comparisons",
     "BTResult",
     "NotIdentifiableError",
+    "DisconnectedComparisonsError",
+    "ConvergenceWarning",
     "parse_outcome",
     "apply_empty_rule",
     "make_comparisons",
@@ -66,7 +69,10 @@ __all__ = [
     "bt_covariance",
     "win_probabilities",
     "elo_scale",
+    "sequential_elo",
+    "comparison_components",
     "bradley_terry",
+    "bradley_terry_by_component",
     "next_pairs",
 ]
 
@@ -88,6 +94,30 @@ ELO_SCALE = 400.0 / math.log(10.0)
 class NotIdentifiableError(ValueError):
     """The maximum-likelihood estimate does not exist (some item never wins or never loses
     against the rest, i.e. the comparison graph is not strongly connected)."""
+
+
+class DisconnectedComparisonsError(ValueError):
+    """The comparison graph falls into groups never compared with each other: their
+    strengths are not on a common scale, so one ranking across them would be arbitrary.
+
+    Attributes
+    ----------
+    components : list of list of str
+        The item labels of each connected group, largest first.
+    """
+
+    def __init__(self, message: str, components: list[list[str]]):
+        super().__init__(message)
+        self.components = components
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped before meeting its tolerance; the estimate it returned
+    may be off. The message names the solver, the iterations and the last change."""
+
+
+def _warn_unconverged(detail: str, stacklevel: int = 3) -> None:
+    warnings.warn(detail, ConvergenceWarning, stacklevel=stacklevel)
 
 
 # --------------------------------------------------------------------------- data
@@ -427,12 +457,36 @@ def bt_mle(
     theta : ndarray, shape (n_items,)
         Natural-log strengths; mean-centred when ``alpha = 0``.
 
+    Warns
+    -----
+    ConvergenceWarning
+        When the solver stops at ``max_iter`` (or its line search stalls) before the
+        largest parameter change falls below ``tol``; the message names the solver.
+
     Examples
     --------
     >>> wins = count_matrices(3, [0, 0, 1, 2], [1, 1, 2, 0], [1, 1, 1, 1])[0]
     >>> (np.round(bt_mle(wins), 6) + 0.0).tolist()
     [0.419618, -0.419618, 0.0]
     """
+    theta, converged, detail = _bt_mle_fit(
+        wins, alpha=alpha, method=method, tol=tol, max_iter=max_iter, items=items
+    )
+    if not converged:
+        _warn_unconverged(detail)
+    return theta
+
+
+def _bt_mle_fit(
+    wins: np.ndarray,
+    *,
+    alpha: float = 0.0,
+    method: str = "newton",
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    items: Sequence[str] | None = None,
+) -> tuple[np.ndarray, bool, str]:
+    """:func:`bt_mle` returning ``(theta, converged, detail)`` instead of warning."""
     wins = np.asarray(wins, dtype=float)
     if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
         raise ValueError("wins must be a square matrix")
@@ -440,20 +494,24 @@ def bt_mle(
         raise ValueError("wins must be finite and non-negative")
     if alpha < 0:
         raise ValueError("alpha must be >= 0")
+    if max_iter < 1:
+        raise ValueError("max_iter must be >= 1")
     n = wins.shape[0]
     wins = wins.copy()
     np.fill_diagonal(wins, 0.0)
     if n == 0:
-        return np.zeros(0)
+        return np.zeros(0), True, ""
     if alpha == 0 and not is_identifiable(wins):
         raise NotIdentifiableError(_not_identifiable_message(wins, items))
     games = wins + wins.T
+    change = float("inf")
     if method == "mm":
         if alpha != 0:
             raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
         won = wins.sum(axis=1)
         pi = np.ones(n)
-        for _ in range(max_iter):
+        it = 0
+        for it in range(1, max_iter + 1):
             new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
             new /= math.exp(float(np.mean(np.log(new))))
             change = float(np.max(np.abs(np.log(new) - np.log(pi))))
@@ -461,29 +519,50 @@ def bt_mle(
             if change < tol:
                 break
         theta = np.log(pi)
-        return theta - theta.mean()
+        converged = change < tol
+        detail = (
+            f"Bradley–Terry MM (Hunter/Zermelo) iteration did not converge in {it} "
+            f"iterations (last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+        )
+        return theta - theta.mean(), converged, "" if converged else detail
     if method != "newton":
         raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
     theta = np.zeros(n)
     # the unpenalised objective is flat along the all-ones direction: fix the mean at 0
     centre = np.full((n, n), 1.0 / n) if alpha == 0 else 0.0
     nll, grad, hess = _bt_objective(theta, wins, games, alpha)
-    for _ in range(max_iter):
+    stalled = False
+    it = 0
+    for it in range(1, max_iter + 1):
         step = np.linalg.solve(hess + centre, grad)
         t = 1.0
         while True:
             cand = theta - t * step
             new_nll, new_grad, new_hess = _bt_objective(cand, wins, games, alpha)
-            if new_nll <= nll + 1e-4 * t * float(grad @ (-step)) or t < 1e-10:
+            if new_nll <= nll + 1e-4 * t * float(grad @ (-step)):
+                break
+            if t < 1e-10:
+                stalled = True
                 break
             t *= 0.5
         change = float(np.max(np.abs(cand - theta)))
         theta, nll, grad, hess = cand, new_nll, new_grad, new_hess
         if change < tol:
             break
+        if stalled:
+            # the line search found no decrease: accept only if already at a stationary point
+            break
     if alpha == 0:
         theta = theta - theta.mean()
-    return theta
+    grad_norm = float(np.max(np.abs(grad - (grad.mean() if alpha == 0 else 0.0))))
+    converged = change < tol or grad_norm < 1e-8 * max(1.0, float(games.sum()))
+    detail = (
+        f"Bradley–Terry Newton solver did not converge in {it} iterations "
+        f"(last change {change:.3g} > tol {tol:.3g}, gradient {grad_norm:.3g}"
+        + ("; line search stalled" if stalled else "")
+        + "); raise max_iter or check the data"
+    )
+    return theta, converged, "" if converged else detail
 
 
 def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float):
@@ -540,6 +619,12 @@ def davidson_mle(
     nu : float
         Tie parameter (0 when there are no ties).
 
+    Warns
+    -----
+    ConvergenceWarning
+        When Newman's iteration reaches ``max_iter``, or L-BFGS reports failure
+        (``res.success`` false), naming the solver.
+
     Examples
     --------
     >>> w, t = count_matrices(2, [0, 0, 0], [1, 1, 1], [1, 0, -1])
@@ -547,22 +632,44 @@ def davidson_mle(
     >>> np.round(theta, 6).tolist(), round(nu, 6)
     ([0.0, 0.0], 0.5)
     """
+    theta, nu, converged, detail = _davidson_fit(
+        wins, ties, alpha=alpha, nu_init=nu_init, tol=tol, max_iter=max_iter, items=items
+    )
+    if not converged:
+        _warn_unconverged(detail)
+    return theta, nu
+
+
+def _davidson_fit(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    *,
+    alpha: float = 0.0,
+    nu_init: float = 0.5,
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    items: Sequence[str] | None = None,
+) -> tuple[np.ndarray, float, bool, str]:
+    """:func:`davidson_mle` returning ``(theta, nu, converged, detail)``."""
     wins = np.asarray(wins, dtype=float).copy()
     ties = np.asarray(ties, dtype=float).copy()
     if wins.shape != ties.shape or wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
         raise ValueError("wins and ties must be square matrices of the same shape")
     if not np.allclose(ties, ties.T):
         raise ValueError("ties must be symmetric")
+    if max_iter < 1:
+        raise ValueError("max_iter must be >= 1")
     np.fill_diagonal(wins, 0.0)
     np.fill_diagonal(ties, 0.0)
     n = wins.shape[0]
     if n == 0:
-        return np.zeros(0), 0.0
+        return np.zeros(0), 0.0, True, ""
     if alpha == 0 and not is_identifiable(wins + ties):
         raise NotIdentifiableError(_not_identifiable_message(wins + ties, items))
     if ties.sum() == 0:
-        theta = bt_mle(wins, alpha=alpha, tol=tol, max_iter=max_iter, items=items)
-        return theta, 0.0
+        theta, conv, detail = _bt_mle_fit(wins, alpha=alpha, tol=tol, max_iter=max_iter,
+                                          items=items)
+        return theta, 0.0, conv, detail
     from scipy import optimize  # imported here: costs ~1 s, paid only when used
 
     if alpha > 0:
@@ -571,11 +678,23 @@ def davidson_mle(
             _davidson_nll, x0, args=(wins, ties, alpha), jac=True, method="L-BFGS-B",
             options={"maxiter": max_iter, "gtol": 1e-10, "ftol": 1e-15},
         )
-        return res.x[:-1], float(math.exp(res.x[-1]))
+        detail = (
+            f"Davidson L-BFGS-B (scipy.optimize.minimize) did not converge after {res.nit} "
+            f"iterations: {res.message}"
+        )
+        ok = bool(res.success)
+        if not ok:
+            # ftol/gtol this tight can end on "ABNORMAL" line searches at the optimum:
+            # accept when the projected gradient is negligible
+            g = np.asarray(res.jac, dtype=float)
+            ok = float(np.max(np.abs(g))) < 1e-6 * max(1.0, float((wins + ties).sum()))
+        return res.x[:-1], float(math.exp(res.x[-1])), ok, "" if ok else detail
     half_wins = wins + ties / 2.0
     pi = np.ones(n)
     nu = float(nu_init)
-    for _ in range(max_iter):
+    change = float("inf")
+    it = 0
+    for it in range(1, max_iter + 1):
         sq = np.sqrt(np.outer(pi, pi))
         denom = pi[:, None] + pi[None, :] + 2.0 * nu * sq
         num = np.sum(half_wins * (pi[None, :] + nu * sq) / denom, axis=1)
@@ -584,16 +703,22 @@ def davidson_mle(
         new /= math.exp(float(np.mean(np.log(new))))
         sq = np.sqrt(np.outer(new, new))
         denom = new[:, None] + new[None, :] + 2.0 * nu * sq
-        nu = float(
+        new_nu = float(
             (0.5 * np.sum(ties * (new[:, None] + new[None, :]) / denom))
             / (2.0 * np.sum(wins * sq / denom))
         )
-        change = float(np.max(np.abs(np.log(new) - np.log(pi))))
-        pi = new
+        change = max(float(np.max(np.abs(np.log(new) - np.log(pi)))),
+                     abs(math.log(new_nu) - math.log(nu)) if nu > 0 and new_nu > 0 else 0.0)
+        pi, nu = new, new_nu
         if change < tol:
             break
     theta = np.log(pi)
-    return theta - theta.mean(), nu
+    converged = change < tol
+    detail = (
+        f"Davidson (Newman 2023) fixed-point iteration did not converge in {it} iterations "
+        f"(last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+    )
+    return theta - theta.mean(), nu, converged, "" if converged else detail
 
 
 def bt_covariance(theta: np.ndarray, games: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
@@ -652,6 +777,73 @@ def elo_scale(theta: np.ndarray, *, base_rating: float = ELO_BASE_RATING) -> np.
     return base_rating + ELO_SCALE * (theta - theta.mean())
 
 
+def sequential_elo(
+    comparisons: Comparisons,
+    *,
+    k: float = 4.0,
+    initial: float = ELO_BASE_RATING,
+    base: float = 10.0,
+    scale: float = 400.0,
+) -> np.ndarray:
+    """Classic sequential (online) Elo ratings, updated comparison by comparison in order.
+
+    Unlike :attr:`BTResult.elo` (the Bradley–Terry estimate shown on the Elo scale, which
+    ignores order), these ratings depend on the order of the comparisons and on ``k``. For
+    each comparison, with ``E = 1 / (1 + base ** ((r_right - r_left) / scale))``, the
+    left rating moves by ``k * weight * (S - E)`` and the right one by the opposite,
+    ``S`` = 1 (left wins), 0 (right wins) or 0.5 (tie). Defaults are evalica's.
+
+    Examples
+    --------
+    >>> c = make_comparisons(["a", "a"], ["b", "b"], ["left", "tie"])
+    >>> sequential_elo(c, k=32).round(3).tolist()
+    [1014.53, 985.47]
+    """
+    if k < 0 or scale <= 0 or base <= 1:
+        raise ValueError("need k >= 0, scale > 0 and base > 1")
+    li, ri, oc, w = _check_arrays(
+        comparisons.n_items, comparisons.left, comparisons.right, comparisons.outcome,
+        comparisons.weight,
+    )
+    ratings = np.full(comparisons.n_items, float(initial))
+    for a, b, o, wt in zip(li.tolist(), ri.tolist(), oc.tolist(), w.tolist(), strict=True):
+        expected = 1.0 / (1.0 + base ** ((ratings[b] - ratings[a]) / scale))
+        score = 1.0 if o == LEFT else 0.0 if o == RIGHT else 0.5
+        delta = k * wt * (score - expected)
+        ratings[a] += delta
+        ratings[b] -= delta
+    return ratings
+
+
+def comparison_components(comparisons: Comparisons) -> list[list[str]]:
+    """Groups of items linked by comparisons (ties included), largest first.
+
+    Items in different groups were never compared, directly or through others, so their
+    strengths are not on a common scale. Items without any comparison form groups of one.
+
+    Examples
+    --------
+    >>> c = make_comparisons(["a", "c"], ["b", "d"], ["left", "tie"], items=list("abcde"))
+    >>> comparison_components(c)
+    [['a', 'b'], ['c', 'd'], ['e']]
+    """
+    labels = _component_labels(comparisons.n_items, comparisons.left, comparisons.right)
+    groups: dict[int, list[str]] = {}
+    for k, lab in enumerate(labels.tolist()):
+        groups.setdefault(lab, []).append(comparisons.items[k])
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
+
+
+def _component_labels(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    li = np.asarray(left, dtype=np.int64)
+    ri = np.asarray(right, dtype=np.int64)
+    graph = sparse.csr_matrix((np.ones(li.size), (li, ri)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    return labels
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -674,7 +866,10 @@ class BTResult:
     standardized : ndarray
         ``(theta - mean) / std`` across items.
     elo : ndarray
-        :func:`elo_scale` of ``theta``.
+        :func:`elo_scale` of ``theta``: the Bradley–Terry estimate on the Elo scale
+        (1000 + 400·log10 odds), *not* sequential Elo (see :func:`sequential_elo`).
+    elo_ci_low, elo_ci_high : ndarray
+        ``ci_low``/``ci_high`` on the same Elo scale.
     expected_win_rate : ndarray
         Mean predicted win probability against every other item (the population).
     rank : ndarray of int
@@ -701,6 +896,19 @@ class BTResult:
     n_degenerate_resamples : int
         Bootstrap resamples with no ML estimate, refitted with a small ridge.
     bootstrap_theta : ndarray or None, shape (n_bootstrap, n_items)
+    bootstrap_cluster : str
+        What the bootstrap resampled: ``"comparison"``, ``"rater"`` or ``"prompt"``.
+    n_clusters : int
+        Number of resampled units (comparisons, raters or prompts).
+    converged : bool
+        Whether the solver met its tolerance on the full data (else a
+        :class:`ConvergenceWarning` was issued with ``convergence_message``).
+    convergence_message : str
+    n_unconverged_resamples : int
+        Bootstrap resamples whose solver did not converge.
+    component : ndarray of int
+        Connected group of the comparison graph each item belongs to (0 = largest);
+        several groups are only ranked together with ``across_components=True``.
     """
 
     items: list[str]
@@ -730,6 +938,14 @@ class BTResult:
     n_bootstrap: int = 0
     n_degenerate_resamples: int = 0
     bootstrap_theta: np.ndarray | None = field(default=None, repr=False)
+    elo_ci_low: np.ndarray | None = None
+    elo_ci_high: np.ndarray | None = None
+    bootstrap_cluster: str = "comparison"
+    n_clusters: int = 0
+    converged: bool = True
+    convergence_message: str = ""
+    n_unconverged_resamples: int = 0
+    component: np.ndarray | None = None
 
     def order(self) -> np.ndarray:
         """Item indices from best to worst."""
@@ -751,6 +967,10 @@ class BTResult:
                     "strength": float(self.strength[k]),
                     "standardized": float(self.standardized[k]),
                     "elo": float(self.elo[k]),
+                    "elo_ci_low": float(self.elo_ci_low[k])
+                    if self.elo_ci_low is not None else float("nan"),
+                    "elo_ci_high": float(self.elo_ci_high[k])
+                    if self.elo_ci_high is not None else float("nan"),
                     "expected_win_rate": float(self.expected_win_rate[k]),
                     "p_rank_1": float(self.rank_probabilities[k, 0]),
                     "n_comparisons": float(self.n_comparisons[k]),
@@ -759,6 +979,7 @@ class BTResult:
                     "ties": float(self.n_ties[k]),
                     "raw_win_rate": float(self.raw_win_rate[k]),
                     "tie_half_win_rate": float(self.tie_half_win_rate[k]),
+                    "component": int(self.component[k]) if self.component is not None else 0,
                 }
             )
         return rows
@@ -766,13 +987,14 @@ class BTResult:
 
 def _fit(
     wins: np.ndarray, ties: np.ndarray, policy: str, alpha: float, items: Sequence[str] | None
-) -> tuple[np.ndarray, float | None]:
+) -> tuple[np.ndarray, float | None, bool, str]:
     if policy == "exclude":
-        return bt_mle(wins, alpha=alpha, items=items), None
+        theta, ok, detail = _bt_mle_fit(wins, alpha=alpha, items=items)
+        return theta, None, ok, detail
     if policy == "half":
-        return bt_mle(wins + ties / 2.0, alpha=alpha, items=items), None
-    theta, nu = davidson_mle(wins, ties, alpha=alpha, items=items)
-    return theta, nu
+        theta, ok, detail = _bt_mle_fit(wins + ties / 2.0, alpha=alpha, items=items)
+        return theta, None, ok, detail
+    return _davidson_fit(wins, ties, alpha=alpha, items=items)
 
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
@@ -816,6 +1038,8 @@ def bradley_terry(
     seed: int | None = 0,
     degenerate_alpha: float = 0.01,
     show_progress: bool = False,
+    cluster: Literal["comparison", "rater", "prompt"] = "comparison",
+    across_components: bool = False,
 ) -> BTResult:
     """Fit a Bradley–Terry leaderboard with diagnostics, intervals, ranks and tiers.
 
@@ -828,9 +1052,8 @@ def bradley_terry(
     alpha : float
         L2 penalty on the log-strengths (0: maximum likelihood).
     n_bootstrap : int
-        Number of bootstrap resamples of the comparisons (with replacement); when > 0,
-        ``ci_low``/``ci_high`` are percentile intervals and rank probabilities come from
-        the resamples.
+        Number of bootstrap resamples (with replacement); when > 0, ``ci_low``/``ci_high``
+        are percentile intervals and rank probabilities come from the resamples.
     ci : float
         Confidence level of the intervals and of the tier test.
     seed : int or None
@@ -840,10 +1063,25 @@ def bradley_terry(
         not exist; they are counted in ``n_degenerate_resamples``.
     show_progress : bool
         Show a progress bar over the bootstrap.
+    cluster : {"comparison", "rater", "prompt"}
+        What the bootstrap resamples: single comparisons (independent), or whole raters /
+        prompts with all their comparisons (a cluster bootstrap: raters with their own
+        tastes, or prompts that favour some model, make comparisons dependent, and
+        resampling them one by one gives intervals that are too narrow).
+    across_components : bool
+        When the comparison graph falls into groups never compared with each other,
+        raise :class:`DisconnectedComparisonsError` naming them (default), or — when true —
+        rank all items together anyway (their relative position across groups then only
+        reflects the penalty ``alpha``). See also :func:`bradley_terry_by_component`.
 
     Returns
     -------
     BTResult
+
+    Warns
+    -----
+    ConvergenceWarning
+        When the solver did not converge on the data or on some bootstrap resamples.
 
     Examples
     --------
@@ -865,8 +1103,44 @@ def bradley_terry(
     li, ri, oc, w = _check_arrays(
         n, comparisons.left, comparisons.right, comparisons.outcome, comparisons.weight
     )
+    components = _component_labels(n, li, ri)
+    n_groups = int(components.max()) + 1 if n else 0
+    if n_groups > 1:
+        groups = comparison_components(comparisons)
+        if not across_components:
+            shown = " | ".join(str(g[:6]) + ("…" if len(g) > 6 else "") for g in groups[:5])
+            raise DisconnectedComparisonsError(
+                f"the comparisons fall into {n_groups} groups never compared with each other "
+                f"({shown}); their strengths are not on a common scale. Rank each group "
+                "separately (bradley_terry_by_component) or pass across_components=True",
+                groups,
+            )
+    # number components largest first
+    sizes = np.bincount(components, minlength=n_groups) if n else np.zeros(0, np.int64)
+    order_groups = sorted(range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g))))
+    relabel = {g: k for k, g in enumerate(order_groups)}
+    component = np.array([relabel[int(c)] for c in components], dtype=np.int64)
+
+    cluster_ids: np.ndarray
+    if cluster == "comparison":
+        cluster_ids = np.arange(len(comparisons))
+    elif cluster in ("rater", "prompt"):
+        keys = comparisons.raters if cluster == "rater" else comparisons.prompts
+        if keys is None:
+            raise ValueError(f"cluster={cluster!r} needs comparisons with {cluster}s recorded")
+        first_seen: dict[Any, int] = {}
+        cluster_ids = np.fromiter(
+            (first_seen.setdefault(key, len(first_seen)) for key in keys.tolist()),
+            dtype=np.int64, count=len(keys),
+        )
+    else:
+        raise ValueError(f"unknown cluster {cluster!r} (use 'comparison', 'rater' or 'prompt')")
+    n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
+
     wins, tie_m = count_matrices(n, li, ri, oc, w)
-    theta, nu = _fit(wins, tie_m, ties, alpha, comparisons.items)
+    theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
+    if not converged:
+        _warn_unconverged(conv_msg)
 
     # diagnostics (ties always counted)
     n_wins = wins.sum(axis=1)
@@ -890,22 +1164,29 @@ def bradley_terry(
     rng = np.random.default_rng(seed)
     boot: np.ndarray | None = None
     n_degenerate = 0
+    n_unconverged = 0
     if n_bootstrap > 0:
         from creagraph.core.progress import progress
 
         boot = np.empty((n_bootstrap, n))
-        m = len(comparisons)
         draws = range(n_bootstrap)
         iterator = progress(draws, total=n_bootstrap, desc="bootstrap") if show_progress else draws
         for b in iterator:
-            counts = np.bincount(rng.integers(0, m, size=m), minlength=m)
-            bw, bt = count_matrices(n, li, ri, oc, w * counts)
+            counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
+                                 minlength=n_clusters)
+            bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
             try:
-                boot[b] = _fit(bw, bt, ties, alpha, comparisons.items)[0]
+                fit = _fit(bw, bt, ties, alpha, comparisons.items)
             except NotIdentifiableError:
                 n_degenerate += 1
-                boot[b] = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)[0]
-            boot[b] -= boot[b].mean()
+                fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
+            boot[b] = fit[0] - fit[0].mean()
+            n_unconverged += not fit[2]
+        if n_unconverged:
+            _warn_unconverged(
+                f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
+                f"(solver for ties={ties!r})"
+            )
         lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
         ci_low = np.quantile(boot, lo_q, axis=0)
         ci_high = np.quantile(boot, hi_q, axis=0)
@@ -922,6 +1203,7 @@ def bradley_terry(
     expected = (probs.sum(axis=1) - 0.5) / max(n - 1, 1)
     strength = np.exp(theta - theta.max())
     strength = strength / strength.sum()
+    centre = float(theta.mean())
     return BTResult(
         items=list(comparisons.items),
         theta=theta,
@@ -950,6 +1232,61 @@ def bradley_terry(
         n_bootstrap=n_bootstrap,
         n_degenerate_resamples=n_degenerate,
         bootstrap_theta=boot,
+        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
+        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
+        bootstrap_cluster=cluster,
+        n_clusters=n_clusters if n_bootstrap > 0 else 0,
+        converged=converged,
+        convergence_message=conv_msg,
+        n_unconverged_resamples=n_unconverged,
+        component=component,
+    )
+
+
+def bradley_terry_by_component(comparisons: Comparisons, **kwargs: Any) -> list[BTResult]:
+    """Fit :func:`bradley_terry` separately on each group of items linked by comparisons.
+
+    Parameters
+    ----------
+    comparisons : Comparisons
+    **kwargs
+        Passed to :func:`bradley_terry`.
+
+    Returns
+    -------
+    list of BTResult
+        One per group, largest first (see :func:`comparison_components`); groups of a
+        single item (nothing to rank) are skipped.
+
+    Examples
+    --------
+    >>> c = make_comparisons(["a", "b", "c", "d"], ["b", "a", "d", "c"],
+    ...                      ["left", "left", "left", "left"])
+    >>> [r.items for r in bradley_terry_by_component(c)]
+    [['a', 'b'], ['c', 'd']]
+    """
+    results = []
+    for group in comparison_components(comparisons):
+        if len(group) < 2:
+            continue
+        idx = np.array([comparisons.items.index(g) for g in group], dtype=np.int64)
+        results.append(bradley_terry(_restrict(comparisons, idx), **kwargs))
+    return results
+
+
+def _restrict(comparisons: Comparisons, idx: np.ndarray) -> Comparisons:
+    """The comparisons among the items ``idx`` only, re-indexed to those items."""
+    remap = np.full(comparisons.n_items, -1, dtype=np.int64)
+    remap[idx] = np.arange(idx.size)
+    keep = (remap[comparisons.left] >= 0) & (remap[comparisons.right] >= 0)
+    return Comparisons(
+        items=[comparisons.items[k] for k in idx.tolist()],
+        left=remap[comparisons.left[keep]],
+        right=remap[comparisons.right[keep]],
+        outcome=comparisons.outcome[keep],
+        weight=comparisons.weight[keep],
+        raters=None if comparisons.raters is None else comparisons.raters[keep],
+        prompts=None if comparisons.prompts is None else comparisons.prompts[keep],
     )
 
 
