@@ -511,7 +511,7 @@ def _bt_mle_fit(
         won = wins.sum(axis=1)
         pi = np.ones(n)
         it = 0
-        for it in range(1, max_iter + 1):
+        for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
             new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
             new /= math.exp(float(np.mean(np.log(new))))
             change = float(np.max(np.abs(np.log(new) - np.log(pi))))
@@ -533,7 +533,7 @@ def _bt_mle_fit(
     nll, grad, hess = _bt_objective(theta, wins, games, alpha)
     stalled = False
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
         step = np.linalg.solve(hess + centre, grad)
         t = 1.0
         while True:
@@ -694,7 +694,7 @@ def _davidson_fit(
     nu = float(nu_init)
     change = float("inf")
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
         sq = np.sqrt(np.outer(pi, pi))
         denom = pi[:, None] + pi[None, :] + 2.0 * nu * sq
         num = np.sum(half_wins * (pi[None, :] + nu * sq) / denom, axis=1)
@@ -1117,7 +1117,9 @@ def bradley_terry(
             )
     # number components largest first
     sizes = np.bincount(components, minlength=n_groups) if n else np.zeros(0, np.int64)
-    order_groups = sorted(range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g))))
+    order_groups = sorted(
+        range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g)))
+    )
     relabel = {g: k for k, g in enumerate(order_groups)}
     component = np.array([relabel[int(c)] for c in components], dtype=np.int64)
 
