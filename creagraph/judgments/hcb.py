@@ -11,27 +11,35 @@ An HCB directory holds five CSV files (UTF-8, header row, comma-separated) shari
     ``prompt_id``, ``model``, ``output`` (text or path; a blank cell is an *empty
     response*: it loses every comparison against a non-empty response and ties another
     empty one, SPEC §5).
-``pairwise_comparisons.csv``
+``pairwise_comparisons.csv`` (required)
     ``prompt_id``, ``evaluator_id``, ``model_a``, ``model_b`` (shown left / right),
     ``chosen`` (the preferred model's name, ``tie``, or blank = no preference, counted as
     a tie); optional ``evaluator_core_skill`` (e.g. ``designer``) and ``dimension``
     (the judged dimension, e.g. ``overall``, ``novelty``; default ``overall``: one
     Bradley–Terry model per dimension).
-``scalar_feedback.csv``
+``scalar_feedback.csv`` (required)
     ``prompt_id``, ``evaluator_id``, ``model``, ``prompt_adherence``, ``usability``,
-    ``visual_appeal`` (integers 1–5; blank = not rated).
+    ``visual_appeal`` (integers 1–5; blank = not rated; ``nan``/``inf`` are errors).
 ``qualitative_feedback.csv`` (optional)
     ``prompt_id``, ``evaluator_id``, ``model``, ``theme``, ``sentiment`` ∈ {``positive``,
     ``neutral``, ``negative``, ``mixed``}, ``quote`` (may be blank).
 
-At least one of ``pairwise_comparisons.csv`` and ``scalar_feedback.csv`` must exist. A
-bad cell raises :class:`creagraph.core.io.InputError` naming the file, line and column.
+A missing required file, or a bad cell, raises :class:`creagraph.core.io.InputError`
+naming the file (and line and column).
 
-:func:`hcb_report` produces, per domain × stage: pairwise win rates, head-to-head
-matrices, Bradley–Terry ratings, Krippendorff's α per model and axis, Friedman's test and
-Kendall's W across models, mean scalar ratings per axis, qualitative theme counts — and a
-convergence/divergence view: for each axis and phase, whether raters converge (α ≥
-``converge_at``), legitimately diverge (α < ``diverge_below``) or fall in between.
+:func:`hcb_report` produces, per domain × stage: win rates (``win_rate`` = the model's
+share of the wins in the cell, the HCB paper's definition, summing to 1 over the cell's
+models; ``pairwise_win_rate`` = (wins + ties/2) / comparisons), also by
+``evaluator_core_skill``; head-to-head matrices; Bradley–Terry ratings with bootstrap
+intervals that resample whole raters; Krippendorff's α per model and axis; Friedman's
+test and Kendall's W across models (complete blocks within a domain; a phase pools its
+domains only when they share their models, else combines the per-domain tests); mean
+scalar ratings per axis; correlations between the axes; qualitative theme counts — and
+a convergence/divergence view: for each axis and phase, raters *converge* (α ≥
+``converge_at``), *diverge* (α < ``diverge_below`` while the models differ for some raters:
+legitimate taste), show *no difference* (α low and no rater tells the models apart) or
+fall in between (*mixed*). Statistics that rest on degenerate designs say so in a
+``note`` column.
 
 References
 ----------
@@ -41,21 +49,23 @@ References
 
 from __future__ import annotations
 
-import csv
 import math
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from creagraph.core.io import InputError, atomic_write, write_records
+from creagraph.core.io import InputError, atomic_write, iter_csv_lines, write_records
 from creagraph.judgments.agreement import (
+    MIN_ALPHA_UNITS,
+    DegenerateDesignWarning,
+    correlation,
     friedman,
-    kendalls_w,
     krippendorff_alpha,
     ratings_matrix,
 )
@@ -64,7 +74,9 @@ from creagraph.judgments.bradley_terry import (
     TIE,
     NotIdentifiableError,
     TiePolicy,
+    _restrict,
     bradley_terry,
+    comparison_components,
     make_comparisons,
 )
 
@@ -135,23 +147,11 @@ class HCBData:
 
 
 def _read_table(path: Path, kind: str) -> Iterable[tuple[int, dict[str, str]]]:
-    required, optional = HCB_COLUMNS[kind]
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames
-        if not header:
-            raise InputError(f"{path}:1: empty file (expected columns {list(required)})")
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise InputError(
-                f"{path}:1: missing column(s) {missing} (expected {list(required)}"
-                + (f", optionally {list(optional)}" if optional else "")
-                + f"; found {header})"
-            )
-        for row in reader:
-            if None in row:
-                raise InputError(f"{path}:{reader.line_num}: more cells than header columns")
-            yield reader.line_num, {k: (v or "").strip() for k, v in row.items() if k}
+    """Rows of one HCB file with their line numbers (the package's one CSV reader,
+    :func:`creagraph.core.io.iter_csv_lines`), cells stripped, ``None`` as blank."""
+    required, _ = HCB_COLUMNS[kind]
+    for line, row in iter_csv_lines(path, required=required):
+        yield line, {k: (v or "").strip() for k, v in row.items() if k}
 
 
 def _need(path: Path, line: int, row: dict[str, str], col: str) -> str:
@@ -175,8 +175,10 @@ def read_hcb(directory: str | os.PathLike[str]) -> HCBData:
     Raises
     ------
     InputError
-        Missing file or column, unknown ``prompt_id``, bad stage, rating, chosen or
-        sentiment cell — naming the file, line and column.
+        Missing required file (``prompts_workflow.csv``, ``pairwise_comparisons.csv``,
+        ``scalar_feedback.csv``) or column, unknown ``prompt_id``, bad stage, rating
+        (including ``nan``/``inf``), chosen or sentiment cell — naming the file, line and
+        column.
 
     Examples
     --------
@@ -185,9 +187,13 @@ def read_hcb(directory: str | os.PathLike[str]) -> HCBData:
     d = Path(directory)
     if not d.is_dir():
         raise InputError(f"{d}: not a directory (expected the five HCB CSV files)")
+    for kind in ("prompts", "pairwise", "scalar"):
+        if not (d / HCB_FILES[kind]).exists():
+            raise InputError(
+                f"{d / HCB_FILES[kind]}: file not found (required; an HCB directory holds "
+                f"{', '.join(HCB_FILES.values())})"
+            )
     p_path = d / HCB_FILES["prompts"]
-    if not p_path.exists():
-        raise InputError(f"{p_path}: file not found (required)")
     prompts: list[dict[str, Any]] = []
     seen: set[str] = set()
     for line, row in _read_table(p_path, "prompts"):
@@ -231,53 +237,51 @@ def read_hcb(directory: str | os.PathLike[str]) -> HCBData:
                 }
             )
     path = d / HCB_FILES["pairwise"]
-    if path.exists():
-        for line, row in _read_table(path, "pairwise"):
-            pid = check_pid(path, line, row)
-            a = _need(path, line, row, "model_a")
-            b = _need(path, line, row, "model_b")
-            if a == b:
-                raise InputError(f"{path}:{line}: column 'model_b': same model as model_a ({a!r})")
-            chosen = row["chosen"]
-            if chosen not in (a, b, "") and chosen.lower() != "tie":
-                raise InputError(
-                    f"{path}:{line}: column 'chosen': {chosen!r} is neither model_a ({a!r}), "
-                    f"model_b ({b!r}), 'tie' nor blank"
-                )
-            data.pairwise.append(
-                {
-                    "prompt_id": pid,
-                    "evaluator_id": _need(path, line, row, "evaluator_id"),
-                    "model_a": a,
-                    "model_b": b,
-                    "chosen": "tie" if chosen.lower() == "tie" else chosen,
-                    "evaluator_core_skill": row.get("evaluator_core_skill", ""),
-                    "dimension": row.get("dimension", "") or "overall",
-                }
+    for line, row in _read_table(path, "pairwise"):
+        pid = check_pid(path, line, row)
+        a = _need(path, line, row, "model_a")
+        b = _need(path, line, row, "model_b")
+        if a == b:
+            raise InputError(f"{path}:{line}: column 'model_b': same model as model_a ({a!r})")
+        chosen = row["chosen"]
+        if chosen not in (a, b, "") and chosen.lower() != "tie":
+            raise InputError(
+                f"{path}:{line}: column 'chosen': {chosen!r} is neither model_a ({a!r}), "
+                f"model_b ({b!r}), 'tie' nor blank"
             )
-    path = d / HCB_FILES["scalar"]
-    if path.exists():
-        for line, row in _read_table(path, "scalar"):
-            rec: dict[str, Any] = {
-                "prompt_id": check_pid(path, line, row),
+        data.pairwise.append(
+            {
+                "prompt_id": pid,
                 "evaluator_id": _need(path, line, row, "evaluator_id"),
-                "model": _need(path, line, row, "model"),
+                "model_a": a,
+                "model_b": b,
+                "chosen": "tie" if chosen.lower() == "tie" else chosen,
+                "evaluator_core_skill": row.get("evaluator_core_skill", ""),
+                "dimension": row.get("dimension", "") or "overall",
             }
-            for axis in AXES:
-                cell = row[axis]
-                if cell == "":
-                    rec[axis] = float("nan")
-                    continue
-                try:
-                    value = float(cell)
-                except ValueError:
-                    value = float("nan")
-                if not (value == round(value) and 1 <= value <= 5):
-                    raise InputError(
-                        f"{path}:{line}: column {axis!r}: {cell!r} is not an integer rating 1–5"
-                    )
-                rec[axis] = value
-            data.scalar.append(rec)
+        )
+    path = d / HCB_FILES["scalar"]
+    for line, row in _read_table(path, "scalar"):
+        rec: dict[str, Any] = {
+            "prompt_id": check_pid(path, line, row),
+            "evaluator_id": _need(path, line, row, "evaluator_id"),
+            "model": _need(path, line, row, "model"),
+        }
+        for axis in AXES:
+            cell = row[axis]
+            if cell == "":
+                rec[axis] = float("nan")
+                continue
+            try:
+                value = float(cell)
+            except ValueError:
+                value = float("nan")
+            if not (math.isfinite(value) and value == round(value) and 1 <= value <= 5):
+                raise InputError(
+                    f"{path}:{line}: column {axis!r}: {cell!r} is not an integer rating 1–5"
+                )
+            rec[axis] = value
+        data.scalar.append(rec)
     path = d / HCB_FILES["qualitative"]
     if path.exists():
         for line, row in _read_table(path, "qualitative"):
@@ -297,15 +301,15 @@ def read_hcb(directory: str | os.PathLike[str]) -> HCBData:
                     "quote": row["quote"],
                 }
             )
-    if not data.pairwise and not data.scalar:
-        raise InputError(
-            f"{d}: neither {HCB_FILES['pairwise']} nor {HCB_FILES['scalar']} has any rows"
-        )
+    for kind in ("pairwise", "scalar"):
+        if not getattr(data, kind):
+            raise InputError(f"{d / HCB_FILES[kind]}: no rows")
     return data
 
 
 def write_hcb(data: HCBData, directory: str | os.PathLike[str]) -> list[Path]:
-    """Write :class:`HCBData` as the five HCB CSV files; returns the paths written."""
+    """Write :class:`HCBData` as the five HCB CSV files (through the package's one CSV
+    writer, :func:`creagraph.core.io.write_records`); returns the paths written."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     tables = {
@@ -320,31 +324,33 @@ def write_hcb(data: HCBData, directory: str | os.PathLike[str]) -> list[Path]:
         required, optional = HCB_COLUMNS[kind]
         cols = list(required) + [c for c in optional if any(c in r for r in rows)]
         path = d / HCB_FILES[kind]
-        with atomic_write(path) as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(cols)
-            for r in rows:
-                writer.writerow([_cell(r.get(c, "")) for c in cols])
+        records = [{c: _cell(r.get(c, "")) for c in cols} for r in rows]
+        if not records:  # header only
+            records_header = [dict.fromkeys(cols, "")]
+            write_records(path, records_header)
+            _drop_last_line(path)
+        else:
+            write_records(path, records)
         written.append(path)
     return written
 
 
+def _drop_last_line(path: Path) -> None:
+    """Keep only the header line of a file written from one placeholder record."""
+    header = path.read_text(encoding="utf-8").splitlines()[0]
+    with atomic_write(path) as handle:
+        handle.write(header + "\n")
+
+
 def write_table(path: str | os.PathLike[str], records: Sequence[dict[str, Any]]) -> None:
-    """Atomically write records as ``.csv`` (columns = union of keys in first-seen order,
-    ``None``/NaN as blank) or, for other suffixes, with
-    :func:`creagraph.core.io.write_records` (``.jsonl``, ``.parquet``)."""
+    """Atomically write records with :func:`creagraph.core.io.write_records` (``.csv``,
+    ``.jsonl``, ``.parquet``); in CSV, ``None``/NaN are blank cells and floats keep full
+    precision (columns = union of keys in first-seen order)."""
     p = Path(path)
     if p.suffix.lower() != ".csv":
         write_records(p, list(records))
         return
-    cols: list[str] = []
-    for r in records:
-        cols.extend(k for k in r if k not in cols)
-    with atomic_write(p) as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(cols)
-        for r in records:
-            writer.writerow([_out_cell(r.get(c)) for c in cols])
+    write_records(p, [{k: _out_cell(v) for k, v in r.items()} for r in records])
 
 
 def _out_cell(value: Any) -> str:
@@ -404,17 +410,24 @@ def hcb_comparisons(
     )
 
 
-def _nan_to_none(x: float) -> float | None:
+def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def _verdict(alpha: float | None, converge_at: float, diverge_below: float) -> str:
+def _verdict(
+    alpha: float | None, differ_for_raters: bool | None, converge_at: float, diverge_below: float
+) -> str:
+    """Convergence verdict (HCB's logic): raters converge when α is high; they *diverge*
+    (legitimate taste) only when α is low **and** the models differ for some raters — low
+    α between models that no rater tells apart is ``no_difference``, not taste."""
     if alpha is None or math.isnan(alpha):
         return "undetermined"
     if alpha >= converge_at:
         return "convergent"
     if alpha < diverge_below:
-        return "divergent"
+        if differ_for_raters is None:
+            return "undetermined"
+        return "divergent" if differ_for_raters else "no_difference"
     return "mixed"
 
 
@@ -422,15 +435,22 @@ def _safe_alpha(matrix: np.ndarray, level: str) -> float | None:
     if matrix.size == 0 or matrix.shape[0] < 2:
         return None
     try:
-        return _nan_to_none(krippendorff_alpha(matrix, level))  # type: ignore[arg-type]
+        with warnings.catch_warnings():  # the report notes small designs itself
+            warnings.simplefilter("ignore", DegenerateDesignWarning)
+            return _nan_to_none(krippendorff_alpha(matrix, level))  # type: ignore[arg-type]
     except ValueError:
         return None
 
 
+def _pairable_units(matrix: np.ndarray) -> int:
+    return int(np.sum(np.sum(~np.isnan(matrix), axis=0) >= 2)) if matrix.size else 0
+
+
 def _model_blocks(
     records: Sequence[dict[str, Any]], axis: str, models: Sequence[str], block_keys: Sequence[str]
-) -> np.ndarray:
-    """Blocks (rows) × models matrix of ratings; blocks = distinct values of block_keys."""
+) -> tuple[np.ndarray, list[tuple[Any, ...]]]:
+    """Blocks (rows) × models matrix of ratings and the block keys (distinct values of
+    ``block_keys``, sorted)."""
     col = {m: k for k, m in enumerate(models)}
     blocks: dict[tuple[Any, ...], list[list[float]]] = {}
     for r in records:
@@ -438,32 +458,112 @@ def _model_blocks(
         if not math.isnan(v) and r["model"] in col:
             key = tuple(r[k] for k in block_keys)
             blocks.setdefault(key, [[] for _ in models])[col[r["model"]]].append(v)
-    out = [
-        [float(np.mean(cell)) if cell else float("nan") for cell in cells]
-        for _, cells in sorted(blocks.items(), key=lambda kv: tuple(map(str, kv[0])))
-    ]
-    return np.array(out, dtype=float).reshape(-1, len(models))
+    items = sorted(blocks.items(), key=lambda kv: tuple(map(str, kv[0])))
+    out = [[float(np.mean(cell)) if cell else float("nan") for cell in cells] for _, cells in items]
+    return np.array(out, dtype=float).reshape(-1, len(models)), [k for k, _ in items]
 
 
-def _friedman_record(matrix: np.ndarray) -> dict[str, Any]:
-    complete = matrix[~np.isnan(matrix).any(axis=1)] if matrix.size else matrix
+def _friedman_record(matrix: np.ndarray, keys: Sequence[tuple[Any, ...]],
+                     rater_pos: int | None) -> dict[str, Any]:
+    """Friedman / Kendall's W over the complete blocks, with a degenerate-design note."""
+    complete_mask = ~np.isnan(matrix).any(axis=1) if matrix.size else np.zeros(0, bool)
+    complete = matrix[complete_mask] if matrix.size else matrix.reshape(0, matrix.shape[-1])
+    raters = ({keys[k][rater_pos] for k in np.flatnonzero(complete_mask)}
+              if rater_pos is not None else set())
     rec: dict[str, Any] = {
-        "n_blocks": int(complete.shape[0]) if complete.ndim == 2 else 0,
+        "n_blocks": int(complete.shape[0]),
+        "n_block_raters": len(raters) if rater_pos is not None else None,
         "friedman_statistic": None,
         "friedman_p": None,
         "kendalls_w": None,
+        "df": None,
+        "note": "",
     }
-    if complete.ndim != 2 or complete.shape[0] < 2 or complete.shape[1] < 3:
+    n_models = matrix.shape[1] if matrix.ndim == 2 else 0
+    if complete.shape[0] < 2 or n_models < 3:
+        rec["note"] = (f"not computable: {complete.shape[0]} complete block(s) rate all "
+                       f"{n_models} models (need >= 2 blocks and >= 3 models)")
         return rec
     if np.all(complete == complete[:, :1]):  # every block ties every model: no ranking
+        rec["note"] = "not computable: every block rates every model the same"
         return rec
     res = friedman(complete)
     rec.update(
         friedman_statistic=_nan_to_none(res.statistic),
         friedman_p=_nan_to_none(res.pvalue),
         kendalls_w=_nan_to_none(res.kendalls_w),
+        df=res.df,
     )
+    if rater_pos is not None and len(raters) == 1:
+        rec["note"] = ("degenerate: all complete blocks come from one rater, so W measures "
+                       "that rater's consistency across prompts, not agreement between raters")
     return rec
+
+
+def _rater_model_differences(
+    records: Sequence[dict[str, Any]], axis: str, group_keys: Sequence[str], significance: float
+) -> dict[str, Any]:
+    """Do the models differ *for some raters*? One Kruskal–Wallis test of the model effect
+    per rater (per ``group_keys``, e.g. (domain, evaluator)), combined by summing the
+    independent H statistics (χ² with the summed degrees of freedom); plus the spread of
+    the raters' favourite models."""
+    from scipy import stats
+
+    groups: dict[tuple[Any, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        v = r[axis]
+        if not math.isnan(v):
+            groups[tuple(r[k] for k in group_keys)][r["model"]].append(v)
+    h_total = 0.0
+    df_total = 0
+    n_tested = 0
+    n_differ = 0
+    tops: dict[str, int] = defaultdict(int)
+    for by_model in groups.values():
+        samples = [np.asarray(v) for v in by_model.values()]
+        n_obs = sum(x.size for x in samples)
+        if len(samples) < 2 or n_obs <= len(samples):
+            continue
+        allv = np.concatenate(samples)
+        if np.all(allv == allv[0]):
+            h, p = 0.0, 1.0
+        else:
+            res = stats.kruskal(*samples)
+            h, p = float(res.statistic), float(res.pvalue)
+        n_tested += 1
+        h_total += h
+        df_total += len(samples) - 1
+        n_differ += p < significance
+        means = {m: float(np.mean(v)) for m, v in by_model.items()}
+        best = max(means.values())
+        for m, mu in means.items():
+            if mu == best:
+                tops[m] += 1
+    p_all = float(stats.chi2.sf(h_total, df_total)) if df_total else None
+    spread = ", ".join(f"{m} {c}" for m, c in sorted(tops.items(), key=lambda kv: (-kv[1], kv[0])))
+    return {
+        "raters_tested": n_tested,
+        "raters_models_differ": n_differ if n_tested else None,
+        "rater_models_differ_p": p_all,
+        "models_differ_for_raters": None if p_all is None else p_all < significance,
+        "rater_top_models": spread,
+    }
+
+
+def _evaluator_skills(data: HCBData) -> dict[str, str]:
+    """evaluator_id -> core skill (the most frequent one recorded in the pairwise file)."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in data.pairwise:
+        if r.get("evaluator_core_skill"):
+            counts[r["evaluator_id"]][r["evaluator_core_skill"]] += 1
+    return {e: max(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for e, c in counts.items()}
+
+
+TABLES = (
+    "win_rates", "win_rates_by_skill", "head_to_head", "bradley_terry", "krippendorff",
+    "friedman", "kendalls_w_phase", "scalar_means", "scalar_means_by_skill",
+    "axis_correlations", "themes", "convergence", "convergence_phase",
+)
 
 
 def hcb_report(
@@ -471,14 +571,15 @@ def hcb_report(
     *,
     ties: TiePolicy = "exclude",
     alpha: float = 0.0,
-    n_bootstrap: int = 0,
+    n_bootstrap: int = 200,
+    cluster: Literal["comparison", "rater", "prompt"] = "rater",
     seed: int | None = 0,
     converge_at: float = 0.667,
     diverge_below: float = 0.4,
     significance: float = 0.05,
     show_progress: bool = False,
 ) -> HCBReport:
-    """Per domain × phase tables and the convergence/divergence view.
+    """Per domain × phase tables and the convergence/divergence view (SPEC §5).
 
     Parameters
     ----------
@@ -486,25 +587,40 @@ def hcb_report(
     ties, alpha, n_bootstrap, seed
         Passed to :func:`~creagraph.judgments.bradley_terry` for every domain × stage ×
         dimension. When the ML estimate does not exist in a cell, that cell is refitted
-        with ``alpha = 0.01`` (column ``alpha`` of the table says so).
+        with ``alpha = 0.01`` (column ``alpha`` of the table says so); a cell whose
+        comparisons fall into unconnected groups is ranked per group (column
+        ``component``).
+    cluster : {"rater", "prompt", "comparison"}
+        What the Bradley–Terry bootstrap resamples (default: whole raters, since raters
+        with their own tastes make their comparisons dependent).
     converge_at, diverge_below : float
         Krippendorff's α (interval) thresholds of the convergence verdict [1]_.
     significance : float
-        Level for ``models_differ`` (Friedman p below it).
+        Level for ``models_differ`` (Friedman / Kendall p below it) and for the per-rater
+        model-difference tests behind the ``divergent`` verdict.
 
     Returns
     -------
     HCBReport
-        Tables ``win_rates``, ``head_to_head``, ``bradley_terry``, ``krippendorff``,
-        ``friedman``, ``kendalls_w_phase``, ``scalar_means``, ``themes``,
-        ``convergence`` (domain × stage × axis), ``convergence_phase`` (stage × axis,
-        pooled over domains) and a Markdown ``summary``.
+        Tables ``win_rates`` (``win_rate``: the HCB paper's share of the cell's wins,
+        summing to 1 over the models of a domain × phase; ``pairwise_win_rate``:
+        (wins + ties/2) / comparisons), ``win_rates_by_skill``, ``head_to_head``,
+        ``bradley_terry``, ``krippendorff``, ``friedman``, ``kendalls_w_phase`` (per
+        domain, and per phase pooled or stratified by domain), ``scalar_means``,
+        ``scalar_means_by_skill``, ``axis_correlations``, ``themes``, ``convergence``
+        (domain × stage × axis), ``convergence_phase`` (stage × axis) and a Markdown
+        ``summary``. ``models_differ`` is ``None`` (unknown) when no test was possible.
+
+    Warns
+    -----
+    DegenerateDesignWarning
+        Once, when some statistic rests on a degenerate design (see the ``note`` columns).
 
     Examples
     --------
     >>> from creagraph.judgments.synthetic import generate_hcb
     >>> data, truth = generate_hcb(seed=0, prompts_per_cell=2)
-    >>> report = hcb_report(data)
+    >>> report = hcb_report(data, n_bootstrap=0)
     >>> [r["verdict"] for r in report.tables["convergence_phase"]][:3]  # ideation: PA, U, VA
     ['convergent', 'convergent', 'divergent']
     """
@@ -518,13 +634,8 @@ def hcb_report(
             cells[(p["domain"], p["stage"])][kind].append(r)
     stage_order = {s: k for k, s in enumerate(STAGES)}
     keys = sorted(cells, key=lambda k: (k[0], stage_order[k[1]]))
-    tables: dict[str, list[dict[str, Any]]] = {
-        name: []
-        for name in (
-            "win_rates", "head_to_head", "bradley_terry", "krippendorff", "friedman",
-            "kendalls_w_phase", "scalar_means", "themes", "convergence", "convergence_phase",
-        )
-    }
+    tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    skills = _evaluator_skills(data)
     if show_progress:
         from creagraph.core.progress import progress
 
@@ -541,19 +652,22 @@ def hcb_report(
         for dim, rows in sorted(by_dim.items()):
             comps = hcb_comparisons(data, rows)
             _pairwise_tables(tables, {**base, "dimension": dim}, comps)
-            fit_alpha = alpha
-            try:
-                res = bradley_terry(comps, ties=ties, alpha=alpha, n_bootstrap=n_bootstrap,
-                                    seed=seed)
-            except NotIdentifiableError:
-                fit_alpha = max(alpha, 0.01)
-                res = bradley_terry(comps, ties=ties, alpha=fit_alpha, n_bootstrap=n_bootstrap,
-                                    seed=seed)
-            for row in res.leaderboard():
-                tables["bradley_terry"].append(
-                    {**base, "dimension": dim, "tie_policy": ties, "alpha": fit_alpha,
-                     "model": row.pop("item"), **row}
-                )
+            by_skill: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for r in rows:
+                if r.get("evaluator_core_skill"):
+                    by_skill[r["evaluator_core_skill"]].append(r)
+            for skill, srows in sorted(by_skill.items()):
+                _win_rate_rows(tables["win_rates_by_skill"],
+                               {**base, "dimension": dim, "evaluator_core_skill": skill},
+                               hcb_comparisons(data, srows))
+            for res, fit_alpha in _fit_cell(comps, ties, alpha, n_bootstrap, cluster, seed):
+                for row in res.leaderboard():
+                    tables["bradley_terry"].append(
+                        {**base, "dimension": dim, "tie_policy": ties, "alpha": fit_alpha,
+                         "bootstrap": f"{res.n_bootstrap} × {res.bootstrap_cluster}"
+                         if res.n_bootstrap else "wald",
+                         "model": row.pop("item"), **row}
+                    )
         # ---- scalar
         scalar = cell["scalar"]
         models = sorted({r["model"] for r in scalar})
@@ -571,22 +685,38 @@ def hcb_report(
                     [r["prompt_id"] for r in sub], [r["evaluator_id"] for r in sub],
                     [r[axis] for r in sub],
                 )
+                pairable = _pairable_units(mat)
                 tables["krippendorff"].append(
                     {**base, "model": m, "axis": axis,
                      "alpha_ordinal": _safe_alpha(mat, "ordinal"),
                      "alpha_interval": _safe_alpha(mat, "interval"),
-                     "n_units": len(units), "n_raters": len(raters),
-                     "n_ratings": int(np.sum(~np.isnan(mat)))}
+                     "n_units": len(units), "n_pairable_units": pairable,
+                     "n_raters": len(raters), "n_ratings": int(np.sum(~np.isnan(mat))),
+                     "note": "" if pairable >= MIN_ALPHA_UNITS else
+                     f"degenerate: only {pairable} unit(s) rated twice or more "
+                     f"(< {MIN_ALPHA_UNITS}); α is not interpretable"}
                 )
+            if skills:
+                for skill in sorted(set(skills.values())):
+                    for m in models:
+                        vals = np.array([r[axis] for r in scalar if r["model"] == m
+                                         and skills.get(r["evaluator_id"]) == skill], dtype=float)
+                        vals = vals[~np.isnan(vals)]
+                        if vals.size:
+                            tables["scalar_means_by_skill"].append(
+                                {**base, "evaluator_core_skill": skill, "model": m,
+                                 "axis": axis, "n": int(vals.size), "mean": float(vals.mean())}
+                            )
             if not models:
                 continue
-            blocks = _model_blocks(scalar, axis, models, ("prompt_id", "evaluator_id"))
-            fr = _friedman_record(blocks)
+            blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id", "evaluator_id"))
+            fr = _friedman_record(blocks, bkeys, 1)
             block_kind = "prompt×evaluator"
             if fr["friedman_p"] is None:
-                blocks = _model_blocks(scalar, axis, models, ("prompt_id",))
-                fr = _friedman_record(blocks)
-                block_kind = "prompt (mean rating)"
+                blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id",))
+                fr2 = _friedman_record(blocks, bkeys, None)
+                if fr2["friedman_p"] is not None:
+                    fr, block_kind = fr2, "prompt (mean rating)"
             tables["friedman"].append(
                 {**base, "axis": axis, "n_models": len(models), "blocks": block_kind, **fr}
             )
@@ -596,19 +726,12 @@ def hcb_report(
                 [r["evaluator_id"] for r in scalar],
                 [r[axis] for r in scalar],
             )
-            a_int = _safe_alpha(mat, "interval")
-            a_ord = _safe_alpha(mat, "ordinal")
-            with np.errstate(invalid="ignore"):
-                counts = np.sum(~np.isnan(mat), axis=0)
-                sds = np.nanstd(mat[:, counts >= 2], axis=0, ddof=1) if mat.size else np.array([])
             tables["convergence"].append(
-                {**base, "axis": axis, "alpha_interval": a_int, "alpha_ordinal": a_ord,
-                 "mean_rater_sd": float(np.mean(sds)) if sds.size else None,
-                 "kendalls_w": fr["kendalls_w"], "friedman_p": fr["friedman_p"],
-                 "models_differ": (fr["friedman_p"] is not None
-                                   and fr["friedman_p"] < significance),
-                 "verdict": _verdict(a_int, converge_at, diverge_below),
-                 "n_units": len(units), "n_raters": len(raters)}
+                {**base, "axis": axis,
+                 **_convergence_record(mat, units, raters, fr["kendalls_w"], fr["friedman_p"],
+                                       _rater_model_differences(scalar, axis, ("evaluator_id",),
+                                                                significance),
+                                       converge_at, diverge_below, significance)}
             )
         # ---- qualitative
         themes: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -622,10 +745,101 @@ def hcb_report(
             )
 
     _phase_tables(tables, data, prompts, converge_at, diverge_below, significance)
-    return HCBReport(tables=tables, summary=_summary(tables))
+    _axis_correlations(tables, data, prompts)
+    n_notes = sum(1 for rows in tables.values() for r in rows
+                  if str(r.get("note", "")).startswith("degenerate"))
+    if n_notes:
+        warnings.warn(
+            f"HCB report: {n_notes} statistic(s) rest on degenerate designs "
+            "(see the 'note' columns)", DegenerateDesignWarning, stacklevel=2,
+        )
+    return HCBReport(tables=tables, summary=_summary(tables, n_notes))
+
+
+def _fit_cell(comps, ties: TiePolicy, alpha: float, n_bootstrap: int, cluster: str,
+              seed: int | None) -> list[tuple[Any, float]]:
+    """Bradley–Terry for one cell: ML, else MAP (alpha 0.01); per connected group when the
+    comparisons of the cell fall into groups never compared with each other."""
+    kw = {"ties": ties, "n_bootstrap": n_bootstrap, "seed": seed, "cluster": cluster}
+    groups = [g for g in comparison_components(comps) if len(g) >= 2]
+    parts = ([_restrict(comps, np.array([comps.items.index(x) for x in g])) for g in groups]
+             if len(groups) > 1 else [comps])
+    out = []
+    for k, part in enumerate(parts):
+        fit_alpha = alpha
+        try:
+            res = bradley_terry(part, alpha=alpha, **kw)
+        except NotIdentifiableError:
+            fit_alpha = max(alpha, 0.01)
+            res = bradley_terry(part, alpha=fit_alpha, **kw)
+        if len(parts) > 1:
+            res.component = np.full(len(res.items), k, dtype=np.int64)
+        out.append((res, fit_alpha))
+    return out
+
+
+def _convergence_record(
+    mat: np.ndarray, units: list, raters: list, w: float | None, p: float | None,
+    rater_diff: dict[str, Any], converge_at: float, diverge_below: float, significance: float,
+) -> dict[str, Any]:
+    a_int = _safe_alpha(mat, "interval")
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        counts = np.sum(~np.isnan(mat), axis=0) if mat.size else np.zeros(0)
+        sds = np.nanstd(mat[:, counts >= 2], axis=0, ddof=1) if mat.size else np.array([])
+    pairable = _pairable_units(mat)
+    notes = []
+    if pairable < MIN_ALPHA_UNITS:
+        notes.append(f"degenerate: only {pairable} unit(s) rated twice or more")
+    if len(raters) < 2:
+        notes.append("degenerate: one rater, no agreement to measure")
+    return {
+        "alpha_interval": a_int,
+        "alpha_ordinal": _safe_alpha(mat, "ordinal"),
+        "mean_rater_sd": float(np.mean(sds)) if sds.size else None,
+        "kendalls_w": w,
+        "friedman_p": p,
+        "models_differ": None if p is None else p < significance,
+        **rater_diff,
+        "verdict": _verdict(a_int, rater_diff["models_differ_for_raters"], converge_at,
+                            diverge_below),
+        "n_units": len(units),
+        "n_raters": len(raters),
+        "note": "; ".join(notes),
+    }
+
+
+def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps) -> None:
+    n = comps.n_items
+    wins = np.zeros((n, n))
+    tie_m = np.zeros((n, n))
+    for a, b, o in zip(comps.left, comps.right, comps.outcome, strict=True):
+        if o == TIE:
+            tie_m[a, b] += 1
+            tie_m[b, a] += 1
+        elif o == LEFT:
+            wins[a, b] += 1
+        else:
+            wins[b, a] += 1
+    total_wins = float(wins.sum())
+    for i, m in enumerate(comps.items):
+        w, lo, t = wins[i].sum(), wins[:, i].sum(), tie_m[i].sum()
+        total = w + lo + t
+        if total == 0:
+            continue
+        decisive = w + lo
+        out.append(
+            {**base, "model": m, "comparisons": int(total), "wins": int(w), "losses": int(lo),
+             "ties": int(t),
+             "win_rate": float(w / total_wins) if total_wins else None,
+             "pairwise_win_rate": float((w + t / 2) / total),
+             "raw_win_rate": float(w / total),
+             "decisive_win_rate": float(w / decisive) if decisive else None}
+        )
 
 
 def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps) -> None:
+    _win_rate_rows(tables["win_rates"], base, comps)
     n = comps.n_items
     wins = np.zeros((n, n))
     tie_m = np.zeros((n, n))
@@ -638,17 +852,6 @@ def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps) -> No
         else:
             wins[b, a] += 1
     for i, m in enumerate(comps.items):
-        w, lo, t = wins[i].sum(), wins[:, i].sum(), tie_m[i].sum()
-        total = w + lo + t
-        if total == 0:
-            continue
-        decisive = w + lo
-        tables["win_rates"].append(
-            {**base, "model": m, "comparisons": int(total), "wins": int(w), "losses": int(lo),
-             "ties": int(t), "win_rate": float((w + t / 2) / total),
-             "raw_win_rate": float(w / total),
-             "decisive_win_rate": float(w / decisive) if decisive else None}
-        )
         for j, opp in enumerate(comps.items):
             tot = wins[i, j] + wins[j, i] + tie_m[i, j]
             if i == j or tot == 0:
@@ -656,7 +859,7 @@ def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps) -> No
             tables["head_to_head"].append(
                 {**base, "model": m, "opponent": opp, "comparisons": int(tot),
                  "wins": int(wins[i, j]), "losses": int(wins[j, i]), "ties": int(tie_m[i, j]),
-                 "win_rate": float((wins[i, j] + tie_m[i, j] / 2) / tot)}
+                 "pairwise_win_rate": float((wins[i, j] + tie_m[i, j] / 2) / tot)}
             )
 
 
@@ -668,6 +871,8 @@ def _phase_tables(
     diverge_below: float,
     significance: float,
 ) -> None:
+    from scipy import stats
+
     for stage in STAGES:
         recs = [
             {**r, "domain": prompts[r["prompt_id"]]["domain"]}
@@ -677,70 +882,161 @@ def _phase_tables(
         if not recs:
             continue
         models = sorted({r["model"] for r in recs})
+        domains = sorted({r["domain"] for r in recs})
         for axis in AXES:
-            # Kendall's W per phase: blocks = prompt × evaluator, pooled over domains
-            blocks = _model_blocks(recs, axis, models, ("domain", "prompt_id", "evaluator_id"))
-            complete = blocks[~np.isnan(blocks).any(axis=1)] if blocks.size else blocks
-            w_rec: dict[str, Any] = {"stage": stage, "axis": axis, "n_models": len(models),
-                                     "n_blocks": int(complete.shape[0]), "kendalls_w": None,
-                                     "chi2": None, "pvalue": None}
-            if (complete.shape[0] >= 2 and len(models) >= 2
-                    and not np.all(complete == complete[:, :1])):
-                kw = kendalls_w(complete)
-                w_rec.update(kendalls_w=_nan_to_none(kw.w), chi2=_nan_to_none(kw.chi2),
-                             pvalue=_nan_to_none(kw.pvalue))
-            tables["kendalls_w_phase"].append(w_rec)
+            # Kendall's W per domain: complete blocks (prompt × evaluator) over the
+            # domain's own models
+            per_domain = []
+            for dom in domains:
+                drecs = [r for r in recs if r["domain"] == dom]
+                dmodels = sorted({r["model"] for r in drecs})
+                blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
+                fr = _friedman_record(blocks, bkeys, 1)
+                rec = {"stage": stage, "axis": axis, "scope": "domain", "domain": dom,
+                       "n_models": len(dmodels), "n_blocks": fr["n_blocks"],
+                       "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
+                       "chi2": fr["friedman_statistic"], "df": fr["df"],
+                       "pvalue": fr["friedman_p"], "note": fr["note"]}
+                per_domain.append(rec)
+            # the phase: pooled blocks when every block rates every model of the phase,
+            # else the domains combined (independent Friedman χ² summed, W weighted)
+            blocks, bkeys = _model_blocks(recs, axis, models,
+                                          ("domain", "prompt_id", "evaluator_id"))
+            fr = _friedman_record(blocks, bkeys, 2)
+            phase = {"stage": stage, "axis": axis, "scope": "phase", "domain": "",
+                     "n_models": len(models), "n_blocks": fr["n_blocks"],
+                     "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
+                     "chi2": fr["friedman_statistic"], "df": fr["df"],
+                     "pvalue": fr["friedman_p"], "method": "pooled blocks", "note": fr["note"]}
+            usable = [r for r in per_domain if r["kendalls_w"] is not None]
+            if phase["kendalls_w"] is None and len(domains) > 1:
+                if usable:
+                    weights = [r["n_blocks"] * (r["n_models"] - 1) for r in usable]
+                    chi2 = float(sum(r["chi2"] for r in usable))
+                    df = int(sum(r["df"] for r in usable))
+                    phase.update(
+                        kendalls_w=float(np.average([r["kendalls_w"] for r in usable],
+                                                    weights=weights)),
+                        chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
+                        n_blocks=int(sum(r["n_blocks"] for r in usable)),
+                        method=f"stratified by domain ({len(usable)} of {len(domains)})",
+                        note=("model sets differ across domains: no block rates every model; "
+                              "per-domain W combined"),
+                    )
+                else:
+                    phase["note"] = ("not computable: no domain has complete blocks "
+                                     "(model sets differ across domains)")
+            tables["kendalls_w_phase"].append(phase)
+            tables["kendalls_w_phase"].extend(per_domain)
             mat, units, raters = ratings_matrix(
                 [(r["domain"], r["prompt_id"], r["model"]) for r in recs],
                 [r["evaluator_id"] for r in recs],
                 [r[axis] for r in recs],
             )
-            a_int = _safe_alpha(mat, "interval")
-            tables["convergence_phase"].append(
-                {"stage": stage, "axis": axis, "alpha_interval": a_int,
-                 "alpha_ordinal": _safe_alpha(mat, "ordinal"),
-                 "kendalls_w": w_rec["kendalls_w"], "kendalls_w_p": w_rec["pvalue"],
-                 "models_differ": (w_rec["pvalue"] is not None
-                                   and w_rec["pvalue"] < significance),
-                 "verdict": _verdict(a_int, converge_at, diverge_below),
-                 "n_units": len(units), "n_raters": len(raters)}
+            conv = _convergence_record(
+                mat, units, raters, phase["kendalls_w"], phase["pvalue"],
+                _rater_model_differences(recs, axis, ("domain", "evaluator_id"), significance),
+                converge_at, diverge_below, significance,
             )
+            conv["kendalls_w_p"] = conv.pop("friedman_p")
+            tables["convergence_phase"].append({"stage": stage, "axis": axis, **conv})
+
+
+def _axis_correlations(tables: dict[str, list], data: HCBData,
+                       prompts: dict[str, dict[str, Any]]) -> None:
+    """Pearson and Spearman correlations between the rating axes over the ratings
+    (one per prompt × evaluator × model), over all phases and per phase."""
+    scopes: list[tuple[str, list[dict[str, Any]]]] = [("all", list(data.scalar))]
+    for stage in STAGES:
+        rows = [r for r in data.scalar if prompts[r["prompt_id"]]["stage"] == stage]
+        if rows:
+            scopes.append((stage, rows))
+    for scope, rows in scopes:
+        for i, a in enumerate(AXES):
+            for b in AXES[i + 1:]:
+                x = np.array([r[a] for r in rows], dtype=float)
+                y = np.array([r[b] for r in rows], dtype=float)
+                rec: dict[str, Any] = {"stage": scope, "axis_a": a, "axis_b": b,
+                                       "n": int(np.sum(~np.isnan(x) & ~np.isnan(y)))}
+                try:
+                    pr = correlation(x, y)
+                    sp = correlation(x, y, method="spearman")
+                except ValueError:
+                    pr = sp = None
+                rec.update(
+                    pearson_r=_nan_to_none(pr.r) if pr else None,
+                    ci_low=_nan_to_none(pr.ci_low) if pr else None,
+                    ci_high=_nan_to_none(pr.ci_high) if pr else None,
+                    pvalue=_nan_to_none(pr.pvalue) if pr else None,
+                    spearman_rho=_nan_to_none(sp.r) if sp else None,
+                )
+                tables["axis_correlations"].append(rec)
 
 
 def _fmt(x: Any) -> str:
-    return "–" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
-def _summary(tables: dict[str, list[dict[str, Any]]]) -> str:
+def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
     lines = ["# HCB convergence / divergence", ""]
     lines.append(
         "Krippendorff's α (interval) over (prompt, model) units, raters = evaluators. "
-        "Convergent: raters agree; divergent: they legitimately differ (taste), so a "
-        "mean rating hides real disagreement. Kendall's W: agreement on the model ranking."
+        "Convergent: raters agree (α ≥ threshold). Divergent: raters disagree *and* the "
+        "models differ for some raters (per-rater Kruskal–Wallis tests, combined) — "
+        "legitimate taste, so a mean rating hides real disagreement. No difference: raters "
+        "disagree but no rater tells the models apart (no signal, not taste). Kendall's W: "
+        "concordance of the model ranking across blocks (prompt × evaluator), per domain; "
+        "a phase combines its domains when their model sets differ. "
+        "Raters' favourites: how many raters rate each model highest (the spread of taste)."
     )
-    lines += ["", "## Per phase (pooled over domains)", "",
-              "| stage | axis | α interval | Kendall's W | W p | verdict |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "## Per phase (over domains)", "",
+              "| stage | axis | α interval | Kendall's W | W p | models differ | "
+              "raters' favourites | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in tables["convergence_phase"]:
         lines.append(
             f"| {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['kendalls_w'])} | {_fmt(r['kendalls_w_p'])} | {r['verdict']} |"
+            f"{_fmt(r['kendalls_w'])} | {_fmt(r['kendalls_w_p'])} | "
+            f"{_fmt(r['models_differ'])} | {r['rater_top_models'] or '–'} | {r['verdict']} |"
         )
     lines += ["", "## Per domain × phase", "",
-              "| domain | stage | axis | α interval | Friedman p | Kendall's W | verdict |",
-              "|---|---|---|---|---|---|---|"]
+              "| domain | stage | axis | α interval | Friedman p | Kendall's W | "
+              "raters differing | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in tables["convergence"]:
         lines.append(
             f"| {r['domain']} | {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['friedman_p'])} | {_fmt(r['kendalls_w'])} | {r['verdict']} |"
+            f"{_fmt(r['friedman_p'])} | {_fmt(r['kendalls_w'])} | "
+            f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']} | {r['verdict']} |"
         )
+    if tables["axis_correlations"]:
+        lines += ["", "## Correlations between axes (all phases)", "",
+                  "| axes | Pearson r (95% CI) | Spearman ρ | n |", "|---|---|---|---|"]
+        for r in tables["axis_correlations"]:
+            if r["stage"] == "all":
+                lines.append(
+                    f"| {r['axis_a']} × {r['axis_b']} | {_fmt(r['pearson_r'])} "
+                    f"({_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}) | "
+                    f"{_fmt(r['spearman_rho'])} | {r['n']} |"
+                )
     by_axis: dict[str, list[str]] = defaultdict(list)
     for r in tables["convergence_phase"]:
         by_axis[r["verdict"]].append(f"{r['axis']} ({r['stage']})")
     lines += ["", "## Verdicts", ""]
-    for verdict in ("convergent", "mixed", "divergent", "undetermined"):
+    for verdict in ("convergent", "mixed", "divergent", "no_difference", "undetermined"):
         if by_axis.get(verdict):
             lines.append(f"- **{verdict}**: {', '.join(by_axis[verdict])}")
+    lines += ["", "win_rate = the model's share of the wins in its domain × phase (the HCB "
+              "paper's definition; sums to 1 over the cell's models); pairwise_win_rate = "
+              "(wins + ties/2) / comparisons. Bradley–Terry intervals: see the bootstrap "
+              "column of bradley_terry.csv."]
+    if n_notes:
+        lines += ["", f"**Caution:** {n_notes} statistic(s) rest on degenerate designs "
+                  "(too few units, a single rater); see the `note` columns."]
     return "\n".join(lines) + "\n"
 
 

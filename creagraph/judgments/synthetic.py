@@ -9,12 +9,18 @@ returned alongside, so that an analysis can be checked for recovering them:
   random. Empty responses (probability ``empty_rate`` per prompt × model) lose to
   non-empty ones and tie each other (SPEC §5).
 - **Scalar ratings** (1–5) on each axis are
-  ``round(3 + quality[axis][model] + u[prompt, model] + e[rater])``, clipped to 1–5,
-  where ``u ~ N(0, unit_sd)`` is shared by all raters of a response (real signal) and
-  ``e ~ N(0, rater_noise[axis] * stage_noise[stage])`` is the rater's own reaction.
-  Axes with small noise are *convergent* (high Krippendorff's α), axes with large noise
-  *divergent* (low α); by default prompt adherence converges, usability is in between
-  and visual appeal diverges. Empty responses get 1 on every axis.
+  ``round(3 + quality[axis][model] + u[prompt, model] + t[rater, model] + e)``, clipped
+  to 1–5, where ``u ~ N(0, unit_sd)`` is shared by all raters of a response (real
+  signal), ``t`` is the rater's lasting *taste* for the model and ``e`` a one-off
+  reaction; ``t`` and ``e`` together have s.d. ``rater_noise[axis] * stage_noise[stage]``,
+  ``taste_share[axis]`` of its variance being taste. Axes with small rater spread are
+  *convergent* (high Krippendorff's α); axes with a large spread that is mostly taste are
+  *divergent* (low α while each rater tells the models apart — the HCB reading); a large
+  spread of pure one-off noise is no divergence at all. By default prompt adherence
+  converges, usability is in between and visual appeal diverges. Empty responses get 1
+  on every axis.
+- **Model sets** may differ by domain (``domain_models``), as in the real HCB where each
+  domain has its own four models.
 - **Qualitative feedback**: a theme per (rater, prompt, model) with probability
   ``theme_rate``; sentiment follows the response's mean rating.
 
@@ -29,13 +35,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from creagraph.judgments.hcb import AXES, STAGES, HCBData
 
-__all__ = ["HCBTruth", "generate_hcb", "DEFAULT_RATER_NOISE"]
+__all__ = ["HCBTruth", "generate_hcb", "DEFAULT_RATER_NOISE", "DEFAULT_TASTE_SHARE"]
 
 DEFAULT_MODELS = ("aurora", "basalt", "cobalt", "dune", "ember")
 DEFAULT_THETA = (1.2, 0.6, 0.0, -0.5, -1.3)
@@ -44,6 +50,11 @@ DEFAULT_RATER_NOISE: dict[str, float] = {
     "prompt_adherence": 0.3,  # raters converge
     "usability": 0.7,
     "visual_appeal": 1.8,  # taste: raters legitimately diverge
+}
+DEFAULT_TASTE_SHARE: dict[str, float] = {
+    "prompt_adherence": 0.0,
+    "usability": 0.0,
+    "visual_appeal": 0.8,  # most of the spread is each rater's lasting taste
 }
 DEFAULT_STAGE_NOISE: dict[str, float] = {"ideation": 1.0, "mockup": 1.0, "refinement": 1.0}
 _SKILLS = ("designer", "illustrator", "developer", "marketer")
@@ -73,8 +84,14 @@ class HCBTruth:
         before rounding and clipping (stage multiplier 1):
         ``s² / (s² + rater_noise²)`` with ``s² = unit_sd² + Var(quality)``.
     convergent_axes, divergent_axes : tuple of str
-        Axes with ``expected_alpha >= 0.667`` / ``< 0.4`` (the :func:`hcb_report`
-        default thresholds).
+        Axes with ``expected_alpha >= 0.667`` / ``< 0.4`` and some taste (the
+        :func:`hcb_report` default thresholds).
+    taste_share : dict
+        Share of the rater spread that is lasting taste, per axis.
+    domain_models : dict
+        The models of each domain.
+    pairwise_taste : float
+        S.d. of each rater's own offsets to ``theta`` in the pairwise verdicts.
     """
 
     models: tuple[str, ...]
@@ -87,6 +104,9 @@ class HCBTruth:
     expected_alpha: dict[str, float]
     convergent_axes: tuple[str, ...]
     divergent_axes: tuple[str, ...]
+    taste_share: dict[str, float] = field(default_factory=dict)
+    domain_models: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    pairwise_taste: float = 0.0
 
     def rank_order(self) -> list[str]:
         """Models from strongest to weakest."""
@@ -110,6 +130,9 @@ def generate_hcb(
     stage_noise: Mapping[str, float] | None = None,
     empty_rate: float = 0.02,
     theme_rate: float = 0.3,
+    taste_share: Mapping[str, float] | None = None,
+    domain_models: Mapping[str, Sequence[str]] | None = None,
+    pairwise_taste: float = 0.0,
 ) -> tuple[HCBData, HCBTruth]:
     """Generate HCB-format data with known ground truth.
 
@@ -129,8 +152,15 @@ def generate_hcb(
         Davidson tie parameter of the pairwise verdicts.
     quality_scale : float
         Scalar quality of model ``k`` on every axis is ``quality_scale * theta[k]``.
-    unit_sd, rater_noise, stage_noise : see the module docstring.
+    unit_sd, rater_noise, stage_noise, taste_share : see the module docstring.
     empty_rate, theme_rate : float
+    domain_models : mapping, optional
+        ``domain -> models`` (names from ``models``) shown in that domain; default: every
+        model everywhere. Disjoint sets give HCB-shaped data, where no rating block spans
+        two domains.
+    pairwise_taste : float
+        S.d. of each rater's lasting offsets to the models' pairwise strengths (0: all
+        raters share ``theta``); with taste, a rater's comparisons are dependent.
 
     Returns
     -------
@@ -142,6 +172,11 @@ def generate_hcb(
     >>> data, truth = generate_hcb(seed=1, prompts_per_cell=1)
     >>> len(data.prompts), truth.rank_order()[0]
     (9, 'aurora')
+    >>> data, truth = generate_hcb(prompts_per_cell=1, domains=["poster", "logo"],
+    ...                            domain_models={"poster": ["aurora", "basalt", "cobalt"],
+    ...                                           "logo": ["dune", "ember"]})
+    >>> sorted({r["model_a"] for r in data.pairwise if r["prompt_id"] == "p0003"})
+    ['dune', 'ember']
     """
     models = tuple(str(m) for m in models)
     th = np.asarray(theta, dtype=float)
@@ -161,7 +196,34 @@ def generate_hcb(
     missing = [a for a in AXES if a not in noise]
     if missing:
         raise ValueError(f"rater_noise lacks axes {missing}")
+    share = dict(DEFAULT_TASTE_SHARE if taste_share is None else taste_share)
+    if any(not 0 <= share.get(a, 0.0) <= 1 for a in AXES):
+        raise ValueError("taste_share values must lie in [0, 1]")
+    if pairwise_taste < 0:
+        raise ValueError("pairwise_taste must be >= 0")
+    index = {m: k for k, m in enumerate(models)}
+    if domain_models is None:
+        dmodels = {d: models for d in domains}
+    else:
+        unknown_d = [d for d in domain_models if d not in domains]
+        absent = [d for d in domains if d not in domain_models]
+        if unknown_d or absent:
+            raise ValueError(f"domain_models must name exactly the domains {list(domains)}")
+        dmodels = {d: tuple(str(m) for m in ms) for d, ms in domain_models.items()}
+        for d, ms in dmodels.items():
+            bad = [m for m in ms if m not in index]
+            if bad or len(ms) < 2 or len(set(ms)) != len(ms):
+                raise ValueError(f"domain {d!r}: need >= 2 distinct models from `models` "
+                                 f"(unknown: {bad})")
     rng = np.random.default_rng(seed)
+    # taste comes from its own stream, so the other draws do not depend on it
+    taste_rng = np.random.default_rng([seed, 17])
+    taste = {
+        a: taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models)))
+        * noise[a] * math.sqrt(share.get(a, 0.0))
+        for a in AXES
+    }
+    p_taste = taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models))) * pairwise_taste
     th = th - th.mean()
     quality = {axis: quality_scale * th for axis in AXES}
     evaluators = [f"ev{k:03d}" for k in range(n_evaluators)]
@@ -170,6 +232,7 @@ def generate_hcb(
     data = HCBData(prompts=[])
     pid = 0
     for domain in domains:
+        cell_models = [index[m] for m in dmodels[domain]]
         for stage in stages:
             for _ in range(prompts_per_cell):
                 prompt_id = f"p{pid:04d}"
@@ -178,9 +241,12 @@ def generate_hcb(
                     {"prompt_id": prompt_id, "domain": domain, "stage": stage,
                      "prompt": f"{stage} brief #{pid} for a {domain}", "input_image": ""}
                 )
-                empty = rng.random(len(models)) < empty_rate
-                unit = rng.normal(0.0, unit_sd, size=len(models))
-                for k, m in enumerate(models):
+                empty_c = rng.random(len(cell_models)) < empty_rate
+                unit_c = rng.normal(0.0, unit_sd, size=len(cell_models))
+                empty = dict(zip(cell_models, empty_c.tolist(), strict=True))
+                unit = dict(zip(cell_models, unit_c.tolist(), strict=True))
+                for k in cell_models:
+                    m = models[k]
                     data.outputs.append(
                         {"prompt_id": prompt_id, "model": m, "empty": bool(empty[k]),
                          "output": "" if empty[k] else f"outputs/{prompt_id}/{m}.png"}
@@ -188,24 +254,27 @@ def generate_hcb(
                 raters = rng.choice(n_evaluators, size=raters_per_prompt, replace=False)
                 for r in sorted(raters.tolist()):
                     ev = evaluators[r]
-                    for i, j in itertools.combinations(range(len(models)), 2):
+                    for i, j in itertools.combinations(cell_models, 2):
                         if rng.random() < 0.5:
                             i, j = j, i
                         data.pairwise.append(
                             {"prompt_id": prompt_id, "evaluator_id": ev,
                              "model_a": models[i], "model_b": models[j],
-                             "chosen": _verdict(rng, th[i], th[j], nu, empty[i], empty[j],
-                                                models[i], models[j]),
+                             "chosen": _verdict(rng, th[i] + p_taste[r, i], th[j] + p_taste[r, j],
+                                                nu, empty[i], empty[j], models[i], models[j]),
                              "evaluator_core_skill": skills[ev], "dimension": "overall"}
                         )
-                    for k, m in enumerate(models):
+                    for k in cell_models:
+                        m = models[k]
                         rec = {"prompt_id": prompt_id, "evaluator_id": ev, "model": m}
                         for axis in AXES:
                             if empty[k]:
                                 rec[axis] = 1.0
                                 continue
-                            sd = noise[axis] * snoise.get(stage, 1.0)
-                            raw = 3.0 + quality[axis][k] + unit[k] + rng.normal(0.0, sd)
+                            mult = snoise.get(stage, 1.0)
+                            sd = noise[axis] * mult * math.sqrt(1.0 - share.get(axis, 0.0))
+                            raw = (3.0 + quality[axis][k] + unit[k] + taste[axis][r, k] * mult
+                                   + rng.normal(0.0, sd))
                             rec[axis] = float(min(5, max(1, round(raw))))
                         data.scalar.append(rec)
                         if rng.random() < theme_rate:
@@ -232,7 +301,10 @@ def generate_hcb(
         stage_noise=snoise,
         expected_alpha=expected,
         convergent_axes=tuple(a for a in AXES if expected[a] >= 0.667),
-        divergent_axes=tuple(a for a in AXES if expected[a] < 0.4),
+        divergent_axes=tuple(a for a in AXES if expected[a] < 0.4 and share.get(a, 0.0) > 0),
+        taste_share={a: float(share.get(a, 0.0)) for a in AXES},
+        domain_models={d: tuple(ms) for d, ms in dmodels.items()},
+        pairwise_taste=float(pairwise_taste),
     )
     return data, truth
 

@@ -95,9 +95,11 @@ def test_report_tables_cover_every_domain_and_phase(report, synthetic):
     assert len(t["win_rates"]) == len(cells) * len(truth.models)
     assert len(t["head_to_head"]) == len(cells) * len(truth.models) * (len(truth.models) - 1)
     assert len(t["krippendorff"]) == len(cells) * len(truth.models) * len(AXES)
-    assert len(t["kendalls_w_phase"]) == 3 * len(AXES)
+    # one phase row (pooled over domains) and one row per domain, per stage and axis
+    n_domains = len({p["domain"] for p in data.prompts})
+    assert len(t["kendalls_w_phase"]) == 3 * len(AXES) * (1 + n_domains)
     # head-to-head is antisymmetric: w(a, b) + w(b, a) = 1
-    h2h = {(r["domain"], r["stage"], r["model"], r["opponent"]): r["win_rate"]
+    h2h = {(r["domain"], r["stage"], r["model"], r["opponent"]): r["pairwise_win_rate"]
            for r in t["head_to_head"]}
     for (dom, st, a, b), w in h2h.items():
         assert w + h2h[(dom, st, b, a)] == pytest.approx(1.0)
