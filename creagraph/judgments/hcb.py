@@ -540,7 +540,8 @@ def _rater_model_differences(
             if mu == best:
                 tops[m] += 1
     p_all = float(stats.chi2.sf(h_total, df_total)) if df_total else None
-    spread = ", ".join(f"{m} {c}" for m, c in sorted(tops.items(), key=lambda kv: (-kv[1], kv[0])))
+    ranked = sorted(tops.items(), key=lambda kv: (-kv[1], kv[0]))
+    spread = ", ".join(f"{m} {c}" for m, c in ranked[:6]) + (", …" if len(ranked) > 6 else "")
     return {
         "raters_tested": n_tested,
         "raters_models_differ": n_differ if n_tested else None,
@@ -919,6 +920,7 @@ def _phase_tables(
                                                     weights=weights)),
                         chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
                         n_blocks=int(sum(r["n_blocks"] for r in usable)),
+                        n_block_raters=None,
                         method=f"stratified by domain ({len(usable)} of {len(domains)})",
                         note=("model sets differ across domains: no block rates every model; "
                               "per-domain W combined"),

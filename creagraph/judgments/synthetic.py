@@ -41,7 +41,13 @@ import numpy as np
 
 from creagraph.judgments.hcb import AXES, STAGES, HCBData
 
-__all__ = ["HCBTruth", "generate_hcb", "DEFAULT_RATER_NOISE", "DEFAULT_TASTE_SHARE"]
+__all__ = [
+    "HCBTruth",
+    "generate_hcb",
+    "disjoint_design",
+    "DEFAULT_RATER_NOISE",
+    "DEFAULT_TASTE_SHARE",
+]
 
 DEFAULT_MODELS = ("aurora", "basalt", "cobalt", "dune", "ember")
 DEFAULT_THETA = (1.2, 0.6, 0.0, -0.5, -1.3)
@@ -307,6 +313,34 @@ def generate_hcb(
         pairwise_taste=float(pairwise_taste),
     )
     return data, truth
+
+
+_DISJOINT_MODELS = (
+    "aurora", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "heron", "iris",
+    "juniper", "kestrel", "lumen",
+)
+
+
+def disjoint_design(
+    domains: Sequence[str] = DEFAULT_DOMAINS, models_per_domain: int = 4
+) -> dict[str, object]:
+    """Keyword arguments for :func:`generate_hcb` giving HCB-shaped data: each domain has
+    its own ``models_per_domain`` models (disjoint sets; 12 models for the 3 default
+    domains), with strengths spread within each domain.
+
+    Examples
+    --------
+    >>> d = disjoint_design()
+    >>> d["domain_models"]["logo"], len(d["models"])
+    (('iris', 'juniper', 'kestrel', 'lumen'), 12)
+    """
+    n = len(domains) * models_per_domain
+    names = list(_DISJOINT_MODELS[:n]) + [f"model{k:02d}" for k in range(len(_DISJOINT_MODELS), n)]
+    spread = np.linspace(1.0, -1.0, models_per_domain)
+    theta = [float(spread[k % models_per_domain]) for k in range(n)]
+    dm = {d: tuple(names[i * models_per_domain:(i + 1) * models_per_domain])
+          for i, d in enumerate(domains)}
+    return {"models": names, "theta": theta, "domains": list(domains), "domain_models": dm}
 
 
 def _verdict(

@@ -1,0 +1,296 @@
+"""HCB report statistics (issue 17): disjoint model sets per domain, the divergence
+verdict, the paper's win rate, clustered intervals, per-component ranking, input errors,
+axis correlations, skill breakdowns and degenerate designs."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from creagraph.core.io import InputError
+from creagraph.judgments import (
+    AXES,
+    DegenerateDesignWarning,
+    HCBData,
+    generate_hcb,
+    hcb_report,
+    read_hcb,
+    write_hcb,
+)
+from creagraph.judgments.cli import app
+from creagraph.judgments.synthetic import disjoint_design
+
+runner = CliRunner()
+
+
+def _report(data, **kw):
+    kw.setdefault("n_bootstrap", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateDesignWarning)
+        return hcb_report(data, **kw)
+
+
+@pytest.fixture(scope="module")
+def disjoint():
+    data, truth = generate_hcb(seed=2, **disjoint_design())
+    return data, truth, _report(data)
+
+
+# ---------------------------------------------------------------- 3. disjoint model sets
+
+
+def test_generator_makes_disjoint_domain_model_sets(disjoint):
+    data, truth, _ = disjoint
+    prompts = data.prompt_index()
+    seen = defaultdict(set)
+    for r in data.scalar:
+        seen[prompts[r["prompt_id"]]["domain"]].add(r["model"])
+    assert {d: tuple(sorted(m)) for d, m in seen.items()} == {
+        d: tuple(sorted(m)) for d, m in truth.domain_models.items()}
+    sets = list(seen.values())
+    assert all(len(s) == 4 for s in sets) and len(set().union(*sets)) == 12
+
+
+def _blocks(data, stage, domain, axis):
+    """Reference pivot: (prompt, evaluator) blocks x the domain's models, complete only."""
+    prompts = data.prompt_index()
+    rows = [r for r in data.scalar if prompts[r["prompt_id"]]["stage"] == stage
+            and prompts[r["prompt_id"]]["domain"] == domain]
+    models = sorted({r["model"] for r in rows})
+    cells = defaultdict(dict)
+    for r in rows:
+        cells[(r["prompt_id"], r["evaluator_id"])][r["model"]] = r[axis]
+    mat = np.array([[c.get(m, np.nan) for m in models] for c in cells.values()])
+    return mat[~np.isnan(mat).any(axis=1)]
+
+
+def test_kendalls_w_per_domain_and_stratified_phase_match_scipy(disjoint):
+    data, truth, report = disjoint
+    rows = report.tables["kendalls_w_phase"]
+    for stage in ("ideation", "mockup", "refinement"):
+        for axis in AXES:
+            dom_rows = [r for r in rows if r["stage"] == stage and r["axis"] == axis
+                        and r["scope"] == "domain"]
+            assert {r["domain"] for r in dom_rows} == set(truth.domain_models)
+            chi2 = 0.0
+            for r in dom_rows:
+                x = _blocks(data, stage, r["domain"], axis)
+                ref = stats.friedmanchisquare(*x.T)
+                assert r["n_blocks"] == x.shape[0]
+                assert r["chi2"] == pytest.approx(ref.statistic, rel=1e-9)
+                assert r["pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
+                assert r["kendalls_w"] == pytest.approx(
+                    ref.statistic / (x.shape[0] * (x.shape[1] - 1)), rel=1e-9)
+                chi2 += ref.statistic
+            (phase,) = [r for r in rows if r["stage"] == stage and r["axis"] == axis
+                        and r["scope"] == "phase"]
+            # no block spans two domains: the phase combines the per-domain tests
+            assert phase["method"].startswith("stratified by domain")
+            assert phase["chi2"] == pytest.approx(chi2, rel=1e-9)
+            assert phase["pvalue"] == pytest.approx(stats.chi2.sf(chi2, 9), rel=1e-9)
+    conv = report.tables["convergence_phase"]
+    assert all(r["models_differ"] is not None for r in conv)
+
+
+def test_models_differ_is_unknown_when_nothing_can_be_tested():
+    # two models per domain: Friedman needs three, so nothing is testable
+    data, _ = generate_hcb(seed=0, prompts_per_cell=2, domains=["poster", "logo"],
+                           domain_models={"poster": ["aurora", "basalt"],
+                                          "logo": ["cobalt", "dune"]})
+    report = _report(data)
+    for r in report.tables["convergence"] + report.tables["convergence_phase"]:
+        assert r["models_differ"] is None
+    phase = [r for r in report.tables["kendalls_w_phase"] if r["scope"] == "phase"]
+    assert all(r["kendalls_w"] is None and "not computable" in r["note"] for r in phase)
+
+
+# ---------------------------------------------------------------- 4. divergence verdict
+
+
+def test_low_alpha_without_model_differences_is_not_divergence():
+    kw = {"seed": 4, "quality_scale": 0.0, "unit_sd": 0.0,
+          "rater_noise": {"prompt_adherence": 0.3, "usability": 0.7, "visual_appeal": 1.8}}
+    noise, _ = generate_hcb(taste_share={a: 0.0 for a in AXES}, **kw)
+    taste, truth = generate_hcb(taste_share={"prompt_adherence": 0.0, "usability": 0.0,
+                                             "visual_appeal": 0.9}, **kw)
+    for data, want in ((noise, "no_difference"), (taste, "divergent")):
+        phase = {(r["stage"], r["axis"]): r for r in _report(data).tables["convergence_phase"]}
+        for stage in ("ideation", "mockup", "refinement"):
+            r = phase[(stage, "visual_appeal")]
+            assert r["alpha_interval"] < 0.4
+            assert r["verdict"] == want, (stage, r)
+            assert r["raters_tested"] > 0 and r["rater_top_models"]
+    assert truth.divergent_axes == ("visual_appeal",)
+
+
+def test_rater_model_difference_test_matches_scipy_kruskal(disjoint):
+    data, _, report = disjoint
+    prompts = data.prompt_index()
+    stage, axis = "mockup", "visual_appeal"
+    groups = defaultdict(lambda: defaultdict(list))
+    for r in data.scalar:
+        p = prompts[r["prompt_id"]]
+        if p["stage"] == stage:
+            groups[(p["domain"], r["evaluator_id"])][r["model"]].append(r[axis])
+    h, df, n_sig = 0.0, 0, 0
+    for by_model in groups.values():
+        samples = list(by_model.values())
+        if len(samples) < 2 or sum(map(len, samples)) <= len(samples):
+            continue
+        if len({v for s in samples for v in s}) == 1:
+            res_h, res_p = 0.0, 1.0
+        else:
+            res = stats.kruskal(*samples)
+            res_h, res_p = res.statistic, res.pvalue
+        h += res_h
+        df += len(samples) - 1
+        n_sig += res_p < 0.05
+    (row,) = [r for r in report.tables["convergence_phase"]
+              if r["stage"] == stage and r["axis"] == axis]
+    assert row["rater_models_differ_p"] == pytest.approx(stats.chi2.sf(h, df), rel=1e-9)
+    assert row["raters_models_differ"] == n_sig
+
+
+# ---------------------------------------------------------------- 5. win rates
+
+
+def test_win_rate_is_the_share_of_wins_in_the_cell(disjoint):
+    _, _, report = disjoint
+    by_cell = defaultdict(list)
+    for r in report.tables["win_rates"]:
+        by_cell[(r["domain"], r["stage"], r["dimension"])].append(r)
+    for rows in by_cell.values():
+        total_wins = sum(r["wins"] for r in rows)
+        assert sum(r["win_rate"] for r in rows) == pytest.approx(1.0)
+        for r in rows:
+            assert r["win_rate"] == pytest.approx(r["wins"] / total_wins)
+            assert r["pairwise_win_rate"] == pytest.approx(
+                (r["wins"] + r["ties"] / 2) / r["comparisons"])
+        # the pairwise rate sums to (number of models) / 2 over a round robin, not to 1
+        assert sum(r["pairwise_win_rate"] for r in rows) == pytest.approx(len(rows) / 2)
+
+
+# ---------------------------------------------------------------- 6. cluster bootstrap
+
+
+def test_hcb_report_bootstraps_raters_and_intervals_widen_with_taste():
+    data, _ = generate_hcb(seed=1, prompts_per_cell=6, n_evaluators=8, raters_per_prompt=4,
+                           pairwise_taste=1.2, domains=["poster"])
+
+    def width(cluster):
+        rep = _report(data, n_bootstrap=150, cluster=cluster)
+        rows = rep.tables["bradley_terry"]
+        assert {r["bootstrap"] for r in rows} == {f"150 × {cluster}"}
+        return np.mean([r["ci_high"] - r["ci_low"] for r in rows])
+
+    assert width("rater") > 1.3 * width("comparison")
+    # the default report resamples raters
+    default = hcb_report(data, n_bootstrap=20)
+    assert {r["bootstrap"] for r in default.tables["bradley_terry"]} == {"20 × rater"}
+
+
+# ---------------------------------------------------------------- 7. components in a cell
+
+
+def test_cell_with_unconnected_groups_is_ranked_per_group():
+    data = HCBData(prompts=[{"prompt_id": "p1", "domain": "d", "stage": "mockup",
+                             "prompt": "x", "input_image": ""}])
+    pairs = [("a", "b", "a"), ("b", "a", "a"), ("a", "b", "b"),
+             ("c", "d", "c"), ("d", "c", "d"), ("c", "d", "c")]
+    for k, (x, y, c) in enumerate(pairs):
+        data.pairwise.append({"prompt_id": "p1", "evaluator_id": f"e{k}", "model_a": x,
+                              "model_b": y, "chosen": c, "evaluator_core_skill": "",
+                              "dimension": "overall"})
+        data.scalar.append({"prompt_id": "p1", "evaluator_id": f"e{k}", "model": x,
+                            **{a: 3.0 for a in AXES}})
+    rows = _report(data).tables["bradley_terry"]
+    comp = {r["model"]: r["component"] for r in rows}
+    assert comp["a"] == comp["b"] != comp["c"] == comp["d"]
+    assert sorted(r["rank"] for r in rows) == [1, 1, 2, 2]
+
+
+# ---------------------------------------------------------------- 8. input errors
+
+
+@pytest.fixture
+def hcb_dir(tmp_path):
+    data, _ = generate_hcb(seed=0, prompts_per_cell=1)
+    write_hcb(data, tmp_path / "src")
+    return tmp_path / "src"
+
+
+@pytest.mark.parametrize("bad", ["nan", "NaN", "inf", "-inf", "1e999"])
+def test_non_finite_ratings_name_file_line_and_column(hcb_dir, tmp_path, bad):
+    d = shutil.copytree(hcb_dir, tmp_path / "x")
+    path = d / "scalar_feedback.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[3] = bad  # prompt_adherence
+    lines[3] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"scalar_feedback\.csv:4: column 'prompt_adherence'"):
+        read_hcb(d)
+
+
+@pytest.mark.parametrize("name", ["scalar_feedback.csv", "pairwise_comparisons.csv"])
+def test_missing_required_file_is_an_error(hcb_dir, tmp_path, name):
+    d = shutil.copytree(hcb_dir, tmp_path / "y")
+    (d / name).unlink()
+    with pytest.raises(InputError, match=rf"{name}: file not found"):
+        read_hcb(d)
+    result = runner.invoke(app, ["hcb-report", str(d), "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0 and isinstance(result.exception, InputError)
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- 9. correlations, skills
+
+
+def test_axis_correlations_match_scipy(disjoint):
+    data, _, report = disjoint
+    rows = {(r["stage"], r["axis_a"], r["axis_b"]): r for r in report.tables["axis_correlations"]}
+    x = np.array([r["prompt_adherence"] for r in data.scalar])
+    y = np.array([r["visual_appeal"] for r in data.scalar])
+    ref = stats.pearsonr(x, y)
+    got = rows[("all", "prompt_adherence", "visual_appeal")]
+    assert got["pearson_r"] == pytest.approx(ref.statistic, abs=1e-12)
+    assert got["ci_low"] == pytest.approx(ref.confidence_interval().low, abs=1e-12)
+    assert got["spearman_rho"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert "Correlations between axes" in report.summary
+
+
+def test_breakdown_by_evaluator_core_skill_adds_up(disjoint):
+    _, _, report = disjoint
+    t = report.tables
+    skills = {r["evaluator_core_skill"] for r in t["win_rates_by_skill"]}
+    assert len(skills) >= 2
+    total = defaultdict(int)
+    for r in t["win_rates_by_skill"]:
+        total[(r["domain"], r["stage"], r["model"])] += r["wins"]
+    for r in t["win_rates"]:
+        assert total[(r["domain"], r["stage"], r["model"])] == r["wins"]
+    n = defaultdict(int)
+    for r in t["scalar_means_by_skill"]:
+        n[(r["domain"], r["stage"], r["model"], r["axis"])] += r["n"]
+    for r in t["scalar_means"]:
+        assert n[(r["domain"], r["stage"], r["model"], r["axis"])] == r["n"]
+
+
+# ---------------------------------------------------------------- 10. degenerate designs
+
+
+def test_degenerate_designs_are_noted_and_warned():
+    data, _ = generate_hcb(seed=0, prompts_per_cell=2, n_evaluators=1, raters_per_prompt=1)
+    with pytest.warns(DegenerateDesignWarning, match="degenerate"):
+        report = hcb_report(data, n_bootstrap=0)
+    kr = report.tables["krippendorff"]
+    assert all(r["note"].startswith("degenerate") for r in kr)  # 2 units per model
+    fr = [r for r in report.tables["friedman"] if r["kendalls_w"] is not None]
+    assert fr and all("one rater" in r["note"] for r in fr)
+    assert "degenerate designs" in report.summary
