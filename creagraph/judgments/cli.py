@@ -298,13 +298,14 @@ def agreement_cmd(
         if isinstance(v, str):
             v = v.strip()
         try:
-            if not math.isfinite(float(v)):
-                raise InputError(
-                    f"{_where(path, k)}: column {value!r}: {r[value]!r} is not a finite number "
-                    "(leave the cell blank or write NA for a missing rating)"
-                )
+            as_number: float | None = float(v)
         except (TypeError, ValueError):
-            pass
+            as_number = None
+        if as_number is not None and not math.isfinite(as_number):
+            raise InputError(
+                f"{_where(path, k)}: column {value!r}: {r[value]!r} is not a finite number "
+                "(leave the cell blank or write NA for a missing rating)"
+            )
         if table[ri[str(r[rater])]][ui[str(r[unit])]] is not None:
             raise InputError(
                 f"{_where(path, k)}: column {value!r}: rater {r[rater]!r} rated unit "
