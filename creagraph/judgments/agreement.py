@@ -159,7 +159,7 @@ def ratings_matrix(
     total = np.zeros((len(rater_labels), len(unit_labels)))
     count = np.zeros_like(total)
     for u, r, v in zip(units, raters, values, strict=True):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
+        if is_missing(v):
             continue
         total[ri[r], ui[u]] += float(v)
         count[ri[r], ui[u]] += 1

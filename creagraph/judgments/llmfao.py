@@ -19,11 +19,10 @@ References
 
 from __future__ import annotations
 
-import csv
 import os
 from pathlib import Path
 
-from creagraph.core.io import InputError
+from creagraph.core.io import InputError, iter_csv_lines
 from creagraph.judgments.bradley_terry import Comparisons, make_comparisons
 
 __all__ = ["LLMFAO_COLUMNS", "default_llmfao_path", "read_llmfao"]
@@ -81,29 +80,22 @@ def read_llmfao(path: str | os.PathLike[str] | None = None) -> Comparisons:
     winner: list[str] = []
     workers: list[str] = []
     prompts: list[str] = []
-    with p.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
-        for col in ("prompt", "worker", "winner", "left", "right"):
-            if col not in header:
-                raise InputError(f"{p}:1: missing column {col!r} (have {header})")
-        for row in reader:
-            line = reader.line_num
-            w = (row["winner"] or "").strip().lower()
-            if w not in ("left", "right", "tie"):
-                raise InputError(
-                    f"{p}:{line}: column 'winner': expected left/right/tie, got {row['winner']!r}"
-                )
-            for col in ("left", "right"):
-                if not (row[col] or "").strip():
-                    raise InputError(f"{p}:{line}: column {col!r}: empty model name")
-            if row["left"] == row["right"]:
-                raise InputError(f"{p}:{line}: column 'right': model compared with itself")
-            left.append(row["left"])
-            right.append(row["right"])
-            winner.append(w)
-            workers.append(row["worker"])
-            prompts.append(row["prompt"])
+    for line, row in iter_csv_lines(p, required=("prompt", "worker", "winner", "left", "right")):
+        w = (row["winner"] or "").strip().lower()
+        if w not in ("left", "right", "tie"):
+            raise InputError(
+                f"{p}:{line}: column 'winner': expected left/right/tie, got {row['winner']!r}"
+            )
+        for col in ("left", "right"):
+            if not (row[col] or "").strip():
+                raise InputError(f"{p}:{line}: column {col!r}: empty model name")
+        if row["left"] == row["right"]:
+            raise InputError(f"{p}:{line}: column 'right': model compared with itself")
+        left.append(row["left"])
+        right.append(row["right"])
+        winner.append(w)
+        workers.append(row["worker"])
+        prompts.append(row["prompt"])
     if not left:
         raise InputError(f"{p}: no comparisons")
     return make_comparisons(left, right, winner, raters=workers, prompts=prompts)
