@@ -325,21 +325,13 @@ def write_hcb(data: HCBData, directory: str | os.PathLike[str]) -> list[Path]:
         cols = list(required) + [c for c in optional if any(c in r for r in rows)]
         path = d / HCB_FILES[kind]
         records = [{c: _cell(r.get(c, "")) for c in cols} for r in rows]
-        if not records:  # header only
-            records_header = [dict.fromkeys(cols, "")]
-            write_records(path, records_header)
-            _drop_last_line(path)
-        else:
+        if records:
             write_records(path, records)
+        else:  # the header alone (fixed column names: nothing to quote)
+            with atomic_write(path) as handle:
+                handle.write(",".join(cols) + "\n")
         written.append(path)
     return written
-
-
-def _drop_last_line(path: Path) -> None:
-    """Keep only the header line of a file written from one placeholder record."""
-    header = path.read_text(encoding="utf-8").splitlines()[0]
-    with atomic_write(path) as handle:
-        handle.write(header + "\n")
 
 
 def write_table(path: str | os.PathLike[str], records: Sequence[dict[str, Any]]) -> None:

@@ -294,3 +294,12 @@ def test_degenerate_designs_are_noted_and_warned():
     fr = [r for r in report.tables["friedman"] if r["kendalls_w"] is not None]
     assert fr and all("one rater" in r["note"] for r in fr)
     assert "degenerate designs" in report.summary
+
+
+def test_empty_optional_table_round_trips_as_header_only(tmp_path):
+    data, _ = generate_hcb(seed=0, prompts_per_cell=1, theme_rate=0.0)
+    assert not data.qualitative
+    write_hcb(data, tmp_path)
+    assert (tmp_path / "qualitative_feedback.csv").read_text().startswith("prompt_id,")
+    back = read_hcb(tmp_path)
+    assert back.qualitative == [] and len(back.scalar) == len(data.scalar)
