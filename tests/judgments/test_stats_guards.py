@@ -1,4 +1,4 @@
-"""Statistics that cannot silently mislead (issue 17): each checked against a reference
+"""Statistics that cannot silently mislead, each checked against a reference
 library (pingouin, statsmodels, scipy, choix, evalica, krippendorff — test dependencies
 only) or a constructed case."""
 

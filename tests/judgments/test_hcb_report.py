@@ -1,4 +1,4 @@
-"""HCB report statistics (issue 17): disjoint model sets per domain, the divergence
+"""HCB report statistics: disjoint model sets per domain, the divergence
 verdict, the paper's win rate, clustered intervals, per-component ranking, input errors,
 axis correlations, skill breakdowns and degenerate designs."""
 

@@ -1,4 +1,4 @@
-"""CLI side of issue 17: missing values in `judge agreement`, Cohen's κ, ties correction,
+"""CLI: missing values in `judge agreement`, Cohen's κ, ties correction,
 sequential Elo and clustered bootstrap in `judge bt`."""
 
 from __future__ import annotations
