@@ -98,6 +98,10 @@ def test_report_tables_cover_every_domain_and_phase(report, synthetic):
     # one phase row (pooled over domains) and one row per domain, per stage and axis
     n_domains = len({p["domain"] for p in data.prompts})
     assert len(t["kendalls_w_phase"]) == 3 * len(AXES) * (1 + n_domains)
+    # every domain shows the same models: the phase pools its blocks
+    phase = [r for r in t["kendalls_w_phase"] if r["scope"] == "phase"]
+    assert {r["method"] for r in phase} == {"pooled blocks"}
+    assert all(r["kendalls_w"] is not None for r in phase)
     # head-to-head is antisymmetric: w(a, b) + w(b, a) = 1
     h2h = {(r["domain"], r["stage"], r["model"], r["opponent"]): r["pairwise_win_rate"]
            for r in t["head_to_head"]}

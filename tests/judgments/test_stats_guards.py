@@ -272,3 +272,26 @@ def test_alpha_on_two_units_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateDesignWarning)
         krippendorff_alpha([[1, 2, 3, 4, 5], [1, 3, 3, 4, 5]], "interval")
+
+
+def test_each_component_fit_matches_choix_on_that_component():
+    import choix
+
+    rng = np.random.default_rng(7)
+    groups = [["a", "b", "c"], ["d", "e", "f", "g"]]
+    left, right, win = [], [], []
+    for g in groups:
+        for _ in range(80):
+            i, j = rng.choice(len(g), 2, replace=False)
+            left.append(g[i])
+            right.append(g[j])
+            win.append("left" if rng.random() < 0.5 + 0.1 * (j - i) else "right")
+    c = make_comparisons(left, right, win)
+    parts = bradley_terry_by_component(c)
+    for part, g in zip(parts[::-1], groups, strict=True):  # largest group first
+        assert part.items == g
+        idx = {x: k for k, x in enumerate(g)}
+        data = [(idx[a], idx[b]) if w == "left" else (idx[b], idx[a])
+                for a, b, w in zip(left, right, win, strict=True) if a in idx]
+        ref = choix.ilsr_pairwise(len(g), data, tol=1e-12)
+        np.testing.assert_allclose(part.theta, ref - ref.mean(), atol=1e-6)
