@@ -72,6 +72,8 @@ from creagraph.judgments.agreement import (
 from creagraph.judgments.bradley_terry import (
     LEFT,
     TIE,
+    BTResult,
+    Comparisons,
     NotIdentifiableError,
     TiePolicy,
     _restrict,
@@ -749,8 +751,8 @@ def hcb_report(
     return HCBReport(tables=tables, summary=_summary(tables, n_notes))
 
 
-def _fit_cell(comps, ties: TiePolicy, alpha: float, n_bootstrap: int, cluster: str,
-              seed: int | None) -> list[tuple[Any, float]]:
+def _fit_cell(comps: Comparisons, ties: TiePolicy, alpha: float, n_bootstrap: int,
+              cluster: str, seed: int | None) -> list[tuple[BTResult, float]]:
     """Bradley–Terry for one cell: ML, else MAP (alpha 0.01); per connected group when the
     comparisons of the cell fall into groups never compared with each other."""
     kw = {"ties": ties, "n_bootstrap": n_bootstrap, "seed": seed, "cluster": cluster}
@@ -761,10 +763,10 @@ def _fit_cell(comps, ties: TiePolicy, alpha: float, n_bootstrap: int, cluster: s
     for k, part in enumerate(parts):
         fit_alpha = alpha
         try:
-            res = bradley_terry(part, alpha=alpha, **kw)
+            res = bradley_terry(part, alpha=alpha, **kw)  # type: ignore[arg-type]
         except NotIdentifiableError:
             fit_alpha = max(alpha, 0.01)
-            res = bradley_terry(part, alpha=fit_alpha, **kw)
+            res = bradley_terry(part, alpha=fit_alpha, **kw)  # type: ignore[arg-type]
         if len(parts) > 1:
             res.component = np.full(len(res.items), k, dtype=np.int64)
         out.append((res, fit_alpha))
@@ -802,7 +804,7 @@ def _convergence_record(
     }
 
 
-def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps) -> None:
+def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Comparisons) -> None:
     n = comps.n_items
     wins = np.zeros((n, n))
     tie_m = np.zeros((n, n))
@@ -831,7 +833,7 @@ def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps) -> No
         )
 
 
-def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps) -> None:
+def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps: Comparisons) -> None:
     _win_rate_rows(tables["win_rates"], base, comps)
     n = comps.n_items
     wins = np.zeros((n, n))
