@@ -113,3 +113,19 @@ def test_bt_refuses_disconnected_groups_unless_asked(tmp_path):
     result = runner.invoke(app, ["bt", str(path), "--across-components", "--alpha", "0.1"])
     assert result.exit_code == 0, result.output
     assert "component" in result.output.splitlines()[0]
+
+
+def test_hcb_synth_disjoint_then_report(tmp_path):
+    data_dir, out = tmp_path / "hcb", tmp_path / "rep"
+    result = runner.invoke(app, ["hcb-synth", str(data_dir), "--disjoint-models",
+                                 "--prompts-per-cell", "2"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["hcb-report", str(data_dir), "--out", str(out),
+                                 "--bootstrap", "10"])
+    assert result.exit_code == 0, result.output
+    with (out / "kendalls_w_phase.csv").open(newline="") as handle:
+        phase = [r for r in csv.DictReader(handle) if r["scope"] == "phase"]
+    assert phase and all(r["method"].startswith("stratified by domain") for r in phase)
+    with (out / "bradley_terry.csv").open(newline="") as handle:
+        assert {r["bootstrap"] for r in csv.DictReader(handle)} == {"10 × rater"}
+    assert "degenerate" in result.output  # α on two prompts per model is flagged
