@@ -14,7 +14,7 @@ import csv
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -273,7 +273,7 @@ def _iter_csv(p: Path) -> Iterator[dict[str, Any]]:
 
 
 def iter_csv_lines(
-    path: str | os.PathLike[str], required: Sequence[str] = ()
+    path: str | os.PathLike[str], required: Iterable[str] = ()
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(line, row)`` for each record of a UTF-8 CSV file (header = line 1).
 
@@ -290,6 +290,7 @@ def iter_csv_lines(
     [(2, {'a': '1', 'b': '2'})]
     """
     p = Path(path)
+    required = list(required)
     if not p.exists():
         raise InputError(f"{p}: file not found")
     with p.open("rb") as handle:
