@@ -6,6 +6,7 @@ libraries (torch, faiss, igraph) are imported inside commands, never at start-up
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -67,27 +68,186 @@ def demo(
     run_demo(slice_path, store, out, kg_queries=kg_queries, tig_runs=tig_runs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; user errors print one line and exit 2."""
-    try:
-        app(args=argv, standalone_mode=False)
-    except (InputError, FileNotFoundError, ValueError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        typer.secho(f"error: {message}", fg="red", err=True)
-        return 2
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    except Exception as exc:  # click's usage errors and aborts
-        import click
+#: Set by ``--debug`` (or ``CREAGRAPH_DEBUG=1``): errors also print their traceback.
+_DEBUG_ENV = "CREAGRAPH_DEBUG"
+_state = {"debug": False}
+#: Environment variables the global options set for the run (restored afterwards).
+_OPTION_ENV = ("CREAGRAPH_SPARQL_TIMEOUT", "CREAGRAPH_SPARQL_MAX_MB")
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+
+@app.callback()
+def _global_options(
+    debug: bool = typer.Option(
+        False, "--debug", help="On an error, also print the traceback (or CREAGRAPH_DEBUG=1)."
+    ),
+    sparql_timeout: float | None = typer.Option(
+        None,
+        "--sparql-timeout",
+        help="Seconds one SPARQL request may take in all, answer included "
+        "(default 60; $CREAGRAPH_SPARQL_TIMEOUT).",
+    ),
+    sparql_max_mb: float | None = typer.Option(
+        None,
+        "--sparql-max-mb",
+        help="Largest SPARQL response accepted, in MB (default 256; $CREAGRAPH_SPARQL_MAX_MB).",
+    ),
+) -> None:
+    """Measure language-model creativity with knowledge graphs."""
+    if debug:
+        _state["debug"] = True
+    for name, value in zip(_OPTION_ENV, (sparql_timeout, sparql_max_mb)):
+        if value is not None:
+            os.environ[name] = repr(float(value))
+
+
+def _debugging() -> bool:
+    return _state["debug"] or os.environ.get(_DEBUG_ENV, "").strip() not in ("", "0")
+
+
+def _one_line(text: object) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return "; ".join(lines)
+
+
+def _raised(exc: BaseException, module: str, name: str) -> bool:
+    """Whether ``exc`` is a ``module.name`` (only if that module was ever imported)."""
+    cls = getattr(sys.modules.get(module), name, None)
+    return isinstance(cls, type) and isinstance(exc, cls)
+
+
+def _os_error(exc: OSError) -> str:
+    """``FILE: what went wrong`` for an operating-system error (read-only, disk full...)."""
+    import errno
+
+    what = exc.strerror or type(exc).__name__
+    hint = {
+        errno.ENOSPC: " (the disk is full: free some space or choose another folder)",
+        errno.EDQUOT: " (disk quota exceeded)",
+        errno.EROFS: " (a read-only file system: choose a writable folder)",
+        errno.EACCES: " (no permission)",
+        errno.EPERM: " (no permission)",
+    }.get(exc.errno or -1, "")
+    if exc.filename is None:
+        return f"{what}{hint}"
+    where = os.fsdecode(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {os.fsdecode(exc.filename2)}"
+    return f"{where}: {what}{hint}"
+
+
+def describe_error(exc: BaseException) -> str:
+    """The one-line message ``creagraph`` prints for an exception (after ``error: ``).
+
+    Errors about the user's input, files, endpoints and machine name what failed (file,
+    line, field, endpoint); anything else is reported as an internal error with its type.
+    """
+    import sqlite3
+
+    from creagraph.core.graph import UnknownIdError
+
+    if isinstance(exc, InputError | UnknownIdError):
+        return _one_line(exc)
+    if _raised(exc, "creagraph.kg.sparql", "SparqlError") or _raised(
+        exc, "creagraph.core.llm", "LLMError"
+    ):
+        return _one_line(exc)
+    if isinstance(exc, OSError):
+        return _one_line(_os_error(exc))
+    if isinstance(exc, sqlite3.DatabaseError):
+        return _one_line(
+            f"a SQLite database is damaged or not a database ({exc}); if it is one of "
+            "creagraph's caches (under $CREAGRAPH_CACHE_DIR or ~/.cache/creagraph), delete it"
+        )
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to process"
+    if isinstance(exc, OverflowError):
+        return _one_line(f"a number is too large ({exc})")
+    if isinstance(exc, ValueError) and str(exc):
+        return _one_line(exc)
+    detail = _one_line(exc)
+    return (
+        f"internal error: {type(exc).__name__}" + (f": {detail}" if detail else "")
+        + " (please report it; run with --debug to see the traceback)"
+    )
+
+
+def _click_base() -> type:
+    """Click's ``ClickException`` (vendored by Typer; not exported under a public name)."""
+    for cls in typer.BadParameter.__mro__:
+        if cls.__name__ == "ClickException":
+            return cls
+    return typer.BadParameter  # pragma: no cover - other Typer layouts
+
+
+def _usage_error(exc: Exception) -> tuple[str, int]:
+    ctx = getattr(exc, "ctx", None)
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    message = _one_line(exc.format_message())  # type: ignore[attr-defined]
+    helper = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"{where}{message}{helper}", int(getattr(exc, "exit_code", 2) or 2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script.
+
+    Every failure prints one line ``error: …`` naming the file, line, field or endpoint
+    and exits 2 (an interrupt exits 130); ``--debug`` or ``CREAGRAPH_DEBUG=1`` also
+    prints the traceback. A mistyped command or option is one line too.
+    """
+    saved = {name: os.environ.get(name) for name in _OPTION_ENV}
+    args = list(sys.argv[1:] if argv is None else argv)
+    # --debug is honoured anywhere before a `--` (not only before the command name)
+    end = args.index("--") if "--" in args else len(args)
+    _state["debug"] = "--debug" in args[:end]
+    args = [a for i, a in enumerate(args) if not (i < end and a == "--debug")]
+    try:
+        code = app(args=args, standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        typer.echo("aborted", err=True)
+        return 130
+    except Exception as exc:
+        if isinstance(exc, _click_base()):
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                exc.show()  # type: ignore[attr-defined]
+                return 2
+            message, code = _usage_error(exc) if hasattr(exc, "ctx") else (
+                _one_line(exc.format_message()),  # type: ignore[attr-defined]
+                int(getattr(exc, "exit_code", 2) or 2),
+            )
+            typer.secho(f"error: {message}", fg="red", err=True)
+            return code
+        if isinstance(exc, typer.Abort):
             typer.echo("aborted", err=True)
             return 130
-        raise
-    return 0
+        if isinstance(exc, BrokenPipeError):  # `creagraph … | head`: not an error
+            _silence_stdout()
+            return 0
+        if _debugging():
+            import traceback
+
+            traceback.print_exc()
+        typer.secho(f"error: {describe_error(exc)}", fg="red", err=True)
+        return 2
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return code if isinstance(code, int) else 0
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, send stdout to /dev/null so the exit flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -54,7 +55,7 @@ from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import id_prefix, inverse_labels, rank_hits
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 
-__all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT"]
+__all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
 
 STORE_FORMAT = 1
 #: Stores up to this many bytes are checksummed every time they are opened.
@@ -129,6 +130,7 @@ def import_dumps(
     target = Path(store)
     fingerprint = _source_fingerprint(files)
     meta_path = target / "meta.json"
+    _clean_stale_builds(target)
     if not force and meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
@@ -148,12 +150,16 @@ def import_dumps(
                 {**meta.get("report", {}), "reused": True},
             )
 
+    _check_replaceable(target)  # before any work: refuse a folder that is not our store
     start = time.perf_counter()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    lock: _BuildLock | None = None
     try:
+        lock = _BuildLock(tmp)
         report = _build(files, tmp, language=language, strict=strict, show_progress=show_progress)
         meta = {
+            "store": STORE_MARKER,
             "format": STORE_FORMAT,
             "sources": fingerprint,
             "language": language,
@@ -168,6 +174,9 @@ def import_dumps(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if lock is not None:
+            lock.release()
     counts = report["counts"]
     return ImportResult(
         target,
@@ -220,14 +229,158 @@ def _interrupted_swap(target: Path) -> Path | None:
     return None
 
 
+#: What ``meta.json`` of a store says it is (with ``format``): the store's own marker.
+STORE_MARKER = "creagraph-embedded-store"
+#: Every name a store directory may hold; a folder holding anything else is not replaced.
+_STORE_NAMES = frozenset(_STORE_FILES) | {"meta.json"}
+
+
+def _store_marker(folder: Path) -> dict | None:
+    """``meta.json`` of ``folder`` if it is verifiably a creagraph store, else ``None``.
+
+    Verifiable: ``meta.json`` is a JSON object carrying :data:`STORE_MARKER` and a known
+    ``format``, or (stores written before the marker existed) the ``format`` and the
+    checksums of exactly the store's files.
+    """
+    try:
+        meta = json.loads((folder / "meta.json").read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != STORE_FORMAT:
+        return None
+    if meta.get("store") == STORE_MARKER:
+        return meta
+    files = meta.get("files")
+    if meta.get("store") is None and isinstance(files, dict) and set(files) == set(_STORE_FILES):
+        return meta
+    return None
+
+
+def _check_replaceable(target: Path) -> None:
+    """Raise :class:`InputError`, touching nothing, unless an import may replace ``target``.
+
+    Allowed: no such path, an empty directory, or a directory that is verifiably a
+    creagraph store (:func:`_store_marker`) and holds nothing but the store's own files.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not target.is_dir():
+        raise InputError(f"{target}: exists and is not a directory; refusing to replace it")
+    try:
+        names = sorted(entry.name for entry in os.scandir(target))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot be listed ({exc.strerror})") from None
+    if not names:
+        return
+    fix = "choose another --store, or move its contents away"
+    if _store_marker(target) is None:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise InputError(
+            f"{target}: not a creagraph store (it holds {shown}); refusing to replace it — {fix}"
+        )
+    foreign = [name for name in names if name not in _STORE_NAMES]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise InputError(
+            f"{target}: a creagraph store that also holds files the import did not write "
+            f"({shown}); refusing to replace it — {fix}"
+        )
+
+
+#: A build folder without a lock file (from before locks) is stale after this many seconds.
+_UNLOCKED_BUILD_AGE = 24 * 3600
+#: The part of a build folder's name after ``.<store>`` (``tempfile.mkdtemp``'s pattern).
+_MKDTEMP_NAME = re.compile(r"\.[a-z0-9_]{8}\.tmp")
+
+
+class _BuildLock:
+    """An exclusive lock held on ``<build folder>.lock`` while an import builds there.
+
+    The operating system drops the lock when the process dies (``kill -9`` included), so a
+    later import can tell a build folder that is still in use from one left by a killed run.
+    """
+
+    def __init__(self, folder: Path):
+        import fcntl
+
+        self.path = folder.with_name(folder.name + ".lock")
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(self._fd, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _lock_is_free(path: Path) -> bool:
+    """Whether nobody holds the lock file ``path`` (taken and released at once if so)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return True
+
+
+def _clean_stale_builds(target: Path) -> list[Path]:
+    """Remove build folders (``.<store>.*.tmp``) that killed imports left beside ``target``.
+
+    Only folders an import made and nobody uses are removed: one whose lock file is free
+    (its import died), or — from versions before lock files — one holding nothing but store
+    files and untouched for a day. A build in progress (lock held) is never touched.
+    Returns the folders removed.
+    """
+    parent = target.parent
+    if not parent.is_dir():
+        return []
+    removed = []
+    for folder in sorted(parent.glob(f".{target.name}.*.tmp")):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        lock = folder.with_name(folder.name + ".lock")
+        try:
+            if lock.exists():
+                stale = _lock_is_free(lock)
+            elif not _MKDTEMP_NAME.fullmatch(folder.name[len(target.name) + 1 :]):
+                stale = False
+            else:
+                names = {entry.name for entry in os.scandir(folder)}
+                newest = max(
+                    [folder.stat().st_mtime]
+                    + [(folder / name).stat().st_mtime for name in names]
+                )
+                stale = names <= _STORE_NAMES and time.time() - newest > _UNLOCKED_BUILD_AGE
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(folder, ignore_errors=True)
+            if lock.exists() and _lock_is_free(lock):
+                lock.unlink(missing_ok=True)
+            removed.append(folder)
+    for lock in parent.glob(f".{target.name}.*.tmp.lock"):  # a lock without its folder
+        if not lock.with_suffix("").exists() and _lock_is_free(lock):
+            lock.unlink(missing_ok=True)
+    return removed
+
+
 def _replace_dir(new: Path, target: Path) -> None:
     # Two renames: a crash between them leaves no store at ``target`` but the old one intact
     # beside it, which opening the store then reports (see _interrupted_swap).
     if target.exists():
-        if not (target / "meta.json").exists() and any(target.iterdir()):
-            raise InputError(
-                f"{target}: exists and is not a creagraph store; refusing to replace it"
-            )
+        _check_replaceable(target)  # again: the folder may have changed during the build
         old = target.with_name(f".{target.name}.old-{os.getpid()}")
         os.replace(target, old)
         os.replace(new, target)

@@ -205,26 +205,44 @@ def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:
 _STREAM_ERRORS = (EOFError, OSError, zlib.error, ValueError)
 
 
-def _lines(path: str | Path, on_read) -> Iterator[tuple[int, str | None]]:
-    """``(line number, text)`` for each line; text is ``None`` for a line that is not UTF-8.
+#: Longest line read (bytes). Wikidata truthy-dump lines are at most a few kilobytes; a
+#: longer one is malformed, and is never held in memory in full.
+MAX_LINE_BYTES = 1 << 20
+
+
+def _lines(
+    path: str | Path, on_read, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, str | None | int]]:
+    """``(line number, text)`` for each line; text is ``None`` for a line that is not UTF-8,
+    and the line's length in bytes (an ``int``, at least ``max_line_bytes + 1``) for a line
+    longer than ``max_line_bytes``, which is read in pieces and skipped, never kept whole.
 
     A compressed file that ends early or is corrupt raises :class:`InputError` naming the
     file and the last line read.
     """
     with _open_binary(path, on_read) as handle:
         lineno = 0
-        iterator = iter(handle)
         while True:
             try:
-                raw = next(iterator)
-            except StopIteration:
-                return
+                raw = handle.readline(max_line_bytes + 1)
+                too_long = len(raw) > max_line_bytes and not raw.endswith(b"\n")
+                length = len(raw)
+                while too_long:  # drop the rest of the line, a piece at a time
+                    piece = handle.readline(1 << 20)
+                    length += len(piece)
+                    if not piece or piece.endswith(b"\n"):
+                        break
             except _STREAM_ERRORS as exc:
                 raise InputError(
                     f"{path}:{lineno + 1}: the compressed file is truncated or corrupt "
                     f"({type(exc).__name__}: {exc}); download or copy it again"
                 ) from None
+            if not raw:
+                return
             lineno += 1
+            if too_long:
+                yield lineno, length
+                continue
             try:
                 yield lineno, raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -244,6 +262,7 @@ def parse_dump(
     strict: bool = True,
     report: ParseReport | None = None,
     on_read=None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[Statement | Literal_]:
     """Yield the statements and literals of one dump file, in file order.
 
@@ -260,11 +279,22 @@ def parse_dump(
         Filled with counts of lines read, kept and skipped by reason.
     on_read : callable, optional
         Called with the number of (compressed) bytes read, for progress bars.
+    max_line_bytes : int
+        A longer line is malformed (``strict``: an error naming file and line; otherwise
+        counted under ``skipped["line too long"]``); memory stays bounded by this size.
     """
     rep = report if report is not None else ParseReport()
     entity_prefix_len = len(WD_ENTITY)
-    for lineno, line in _lines(path, on_read):
+    for lineno, line in _lines(path, on_read, max_line_bytes):
         rep.lines += 1
+        if isinstance(line, int):
+            if strict:
+                raise InputError(
+                    f"{path}:{lineno}: a line of {line:,} bytes, longer than the "
+                    f"{max_line_bytes:,}-byte limit (not a Wikidata N-Triples line)"
+                )
+            rep.skipped["line too long"] += 1
+            continue
         if line is None:
             if strict:
                 raise InputError(f"{path}:{lineno}: not UTF-8 text")
