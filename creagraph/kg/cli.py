@@ -256,10 +256,20 @@ def serve(
     db: Annotated[
         Path | None, typer.Option(help="Oxigraph store directory (reused if loaded).")
     ] = None,
-    host: str = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to bind; anything but loopback is warned about.")
+    ] = "127.0.0.1",
     port: int = 7878,
+    allow_federated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-federated",
+            help="Answer federated (SERVICE) queries, which make the server fetch any URL a "
+            "client names; refused by default.",
+        ),
+    ] = False,
 ) -> None:
     """Serve N-Triples files over the SPARQL 1.1 protocol (Oxigraph), for local use."""
     from creagraph.kg.server import serve as run
 
-    run(list(sources), db=db, host=host, port=port)
+    run(list(sources), db=db, host=host, port=port, allow_federated=allow_federated)

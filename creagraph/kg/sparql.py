@@ -7,25 +7,35 @@ validated id (``Q…``/``P…``) or a string escaped by :func:`sparql_string`.
 Politeness (SPEC §2): a descriptive User-Agent, a per-query timeout, bounded retries with
 exponential backoff on HTTP 429/5xx and network timeouts (``Retry-After`` honoured), and an
 on-disk response cache keyed by endpoint and query text.
+
+Robustness: each request has a total deadline (connection, headers and body together: an
+endpoint that trickles bytes cannot hold a run) and a response size cap (one that streams
+without end cannot fill memory); the requests are made with :mod:`http.client` so both are
+enforced while reading, not after.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import hashlib
 import http.client
 import json
+import math
 import os
+import socket
 import sqlite3
+import ssl
 import string
+import threading
 import time
-import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 from creagraph import __version__
 from creagraph.core.embeddings import default_cache_dir
@@ -41,6 +51,7 @@ from creagraph.core.graph import (
     is_pid,
     is_qid,
 )
+from creagraph.core.io import InputError
 from creagraph.core.paths import wikidata_dir
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits
@@ -61,6 +72,38 @@ _PRED_KIND = {_LABEL: "label", _ALT: "alias"}
 
 class SparqlError(RuntimeError):
     """The endpoint failed after all retries, or answered with something unusable."""
+
+
+#: Default total seconds per request (``$CREAGRAPH_SPARQL_TIMEOUT`` overrides).
+DEFAULT_TIMEOUT = 60.0
+#: Default largest response, in MiB (``$CREAGRAPH_SPARQL_MAX_MB`` overrides).
+DEFAULT_MAX_MB = 256.0
+_ACCEPT = "application/sparql-results+json, application/json;q=0.9"
+
+
+def _setting(value: float | None, env: str, default: float, name: str) -> float:
+    """``value``, else the environment variable ``env``, else ``default``; positive, finite."""
+    where = name
+    if value is None:
+        raw = os.environ.get(env, "").strip()
+        if not raw:
+            return default
+        where = f"${env}"
+        try:
+            value = float(raw)
+        except ValueError:
+            raise InputError(f"{where} must be a number of seconds or MB, not {raw!r}") from None
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise InputError(f"{where} must be a positive number, not {value!r}")
+    return float(value)
+
+
+class _Failed(Exception):
+    """One attempt failed: ``last`` says how; ``retry`` whether another attempt may help."""
+
+    def __init__(self, last: str, *, retry: bool = True, retry_after: float | None = None):
+        super().__init__(last)
+        self.last, self.retry, self.retry_after = last, retry, retry_after
 
 
 def sparql_string(text: str, lang: str | None = None) -> str:
@@ -217,8 +260,13 @@ class SparqlKG:
         ``http://localhost:7878/query``.
     user_agent : str
         Sent with every request (the Wikidata usage policy requires a descriptive one).
-    timeout : float
-        Seconds per request.
+    timeout : float, optional
+        Total seconds one request may take — connecting, sending, waiting and reading the
+        whole answer (default ``$CREAGRAPH_SPARQL_TIMEOUT`` or 60). An endpoint that
+        trickles bytes is cut off at this deadline and the attempt counts as a timeout.
+    max_response_bytes : int, optional
+        Largest response accepted (default ``$CREAGRAPH_SPARQL_MAX_MB`` MiB or 256 MiB);
+        a larger one fails at once (no retry) without being read further.
     retries : int
         Further attempts after a 429/5xx, a timeout, a dropped connection or a response cut
         short; waits ``backoff * 2**attempt`` seconds, or the server's ``Retry-After``
@@ -252,7 +300,8 @@ class SparqlKG:
         endpoint: str,
         *,
         user_agent: str = DEFAULT_USER_AGENT,
-        timeout: float = 60.0,
+        timeout: float | None = None,
+        max_response_bytes: int | None = None,
         retries: int = 4,
         backoff: float = 1.0,
         max_retry_after: float = 300.0,
@@ -266,7 +315,15 @@ class SparqlKG:
             raise ValueError(f"--endpoint must be an http(s) URL, not {endpoint!r}")
         self.endpoint = endpoint
         self.user_agent = user_agent
-        self.timeout = timeout
+        self.timeout = _setting(timeout, "CREAGRAPH_SPARQL_TIMEOUT", DEFAULT_TIMEOUT, "timeout")
+        if max_response_bytes is None:
+            mb = _setting(None, "CREAGRAPH_SPARQL_MAX_MB", DEFAULT_MAX_MB, "max_response_mb")
+            max_response_bytes = int(mb * 2**20)
+        self.max_response_bytes = int(
+            _setting(max_response_bytes, "", 0, "max_response_bytes")
+        )
+        if retries < 0:
+            raise InputError(f"retries must be 0 or more, not {retries}")
         self.retries = retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
@@ -304,56 +361,164 @@ class SparqlKG:
         return result
 
     def _send(self, query: str) -> dict[str, Any]:
-        from SPARQLWrapper import JSON, POST, SPARQLWrapper
-        from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, SPARQLWrapperException
-
         attempts = self.retries + 1
         last, cause = "nothing sent", None
         for attempt in range(attempts):
-            client = SPARQLWrapper(self.endpoint, agent=self.user_agent)
-            client.setMethod(POST)
-            client.setReturnFormat(JSON)
-            client.setTimeout(int(max(1, self.timeout)))
-            client.setQuery(query)
             wait = self.backoff * (2**attempt)
             try:
                 self.requests_sent += 1
-                result = client.queryAndConvert()
-            except urllib.error.HTTPError as exc:
-                if exc.code not in _RETRY_STATUS:
-                    raise SparqlError(f"{self.endpoint}: HTTP {exc.code} {exc.reason}") from exc
-                last, cause = f"HTTP {exc.code} {exc.reason}", exc
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-                if retry_after is not None:
-                    if retry_after > self.max_retry_after:
+                body = self._post(query)
+                try:
+                    result = json.loads(body)
+                except (ValueError, RecursionError) as exc:  # a body cut short or not JSON
+                    raise _Failed(f"unreadable response ({str(exc)[:100]})") from exc
+                if not (isinstance(result, dict) and ("results" in result or "boolean" in result)):
+                    raise _Failed(f"not SPARQL JSON results ({type(result).__name__})")
+                return result
+            except _Failed as exc:
+                last, cause = exc.last, exc
+                if not exc.retry:
+                    raise SparqlError(f"{self.endpoint}: {last}") from exc
+                if exc.retry_after is not None:
+                    if exc.retry_after > self.max_retry_after:
                         raise SparqlError(
                             f"{self.endpoint}: {last} after {attempt + 1} attempt(s); the server "
-                            f"asks to wait {retry_after:.0f} s (Retry-After), more than "
+                            f"asks to wait {exc.retry_after:.0f} s (Retry-After), more than "
                             f"max_retry_after={self.max_retry_after:g} s"
                         ) from exc
-                    wait = max(wait, retry_after)
-            except EndPointInternalError as exc:
-                last, cause = "HTTP 500 Internal Server Error", exc
-            except urllib.error.URLError as exc:
-                last, cause = f"network error ({exc.reason})", exc
-            except TimeoutError as exc:
-                last, cause = f"no response within {int(max(1, self.timeout))} s", exc
-            except (ConnectionError, http.client.HTTPException) as exc:
-                last, cause = f"connection dropped ({type(exc).__name__}: {exc})", exc
-            except ValueError as exc:  # a body cut short or not JSON
-                last, cause = f"unreadable response ({str(exc)[:100]})", exc
-            except SPARQLWrapperException as exc:
-                raise SparqlError(f"{self.endpoint}: {exc}") from exc
-            else:
-                if isinstance(result, dict) and ("results" in result or "boolean" in result):
-                    return result
-                last, cause = f"not SPARQL JSON results ({type(result).__name__})", None
+                    wait = max(wait, exc.retry_after)
             if attempt < self.retries:
                 self._sleep(wait)
         raise SparqlError(
             f"{self.endpoint}: giving up after {attempts} attempts (retries={self.retries}); "
             f"last: {last}"
         ) from cause
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, str]:
+        """A connection to the endpoint (through a proxy from the environment, if one is
+        set for it) and the request target to send."""
+        url = urlparse(self.endpoint)
+        target = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        proxy = urllib.request.getproxies().get(url.scheme)
+        if proxy and urllib.request.proxy_bypass(url.hostname or ""):
+            proxy = None
+        https = url.scheme == "https"
+        if proxy:
+            p = urlparse(proxy if "://" in proxy else f"http://{proxy}")
+            conn: http.client.HTTPConnection = http.client.HTTPConnection(
+                p.hostname or "", p.port or 80, timeout=self.timeout
+            )
+            if not https:
+                return conn, self.endpoint
+            conn = http.client.HTTPSConnection(
+                p.hostname or "", p.port or 443, timeout=self.timeout,
+                context=ssl.create_default_context(),
+            )  # fmt: skip
+            conn.set_tunnel(url.hostname or "", url.port or 443)
+            return conn, target
+        if https:
+            return http.client.HTTPSConnection(
+                url.hostname or "", url.port, timeout=self.timeout,
+                context=ssl.create_default_context(),
+            ), target  # fmt: skip
+        plain = http.client.HTTPConnection(url.hostname or "", url.port, timeout=self.timeout)
+        return plain, target
+
+    def _post(self, query: str) -> bytes:
+        """One POST of ``query``; the raw body of a 2xx answer, or :class:`_Failed`.
+
+        The whole exchange must end within ``timeout`` seconds: a timer shuts the socket
+        down at the deadline, so no read can outlast it. The body is read in pieces and
+        abandoned as soon as it exceeds ``max_response_bytes``.
+        """
+        limit = self.max_response_bytes
+        conn, target = self._connection()
+        expired = threading.Event()
+        timer: threading.Timer | None = None
+        started = time.monotonic()
+        answered = False  # whether the status line and headers arrived
+        try:
+            try:
+                conn.connect()
+            except TimeoutError as exc:
+                raise _Failed(f"no response within {self.timeout:g} s") from exc
+            except OSError as exc:
+                raise _Failed(f"network error ({exc})") from exc
+            sock = conn.sock
+
+            def cut_off() -> None:
+                expired.set()
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+            left = max(0.0, self.timeout - (time.monotonic() - started))
+            timer = threading.Timer(left, cut_off)
+            timer.daemon = True
+            timer.start()
+            data = urlencode({"query": query}).encode("utf-8")
+            conn.request(
+                "POST",
+                target,
+                body=data,
+                headers={
+                    "User-Agent": self.user_agent,
+                    "Accept": _ACCEPT,
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "Connection": "close",
+                },
+            )
+            response = conn.getresponse()
+            answered = True
+            if not 200 <= response.status < 300:
+                reason = f"HTTP {response.status} {response.reason}".rstrip()
+                detail = response.read1(2048).decode("utf-8", "replace")
+                detail = " ".join(detail.split())[:200]
+                retry_after = _retry_after(response.getheader("Retry-After"))
+                if response.status not in _RETRY_STATUS:
+                    raise _Failed(
+                        reason + (f" ({detail})" if detail else ""), retry=False
+                    )
+                raise _Failed(reason, retry_after=retry_after)
+            declared = response.getheader("Content-Length")
+            if declared and declared.strip().isdigit() and int(declared) > limit:
+                raise _Failed(self._too_large(int(declared)), retry=False)
+            chunks, size = [], 0
+            while True:
+                piece = response.read1(1 << 16)
+                if not piece:
+                    break
+                size += len(piece)
+                if size > limit:
+                    raise _Failed(self._too_large(size, more=True), retry=False)
+                chunks.append(piece)
+            if expired.is_set():
+                raise _Failed(self._late(answered))
+            if response.length:  # the connection ended before the declared Content-Length
+                raise http.client.IncompleteRead(b"", response.length)
+            return b"".join(chunks)
+        except _Failed:
+            raise
+        except TimeoutError as exc:
+            raise _Failed(self._late(answered)) from exc
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            if expired.is_set():
+                raise _Failed(self._late(answered)) from exc
+            raise _Failed(f"connection dropped ({type(exc).__name__}: {exc})") from exc
+        finally:
+            if timer is not None:
+                timer.cancel()
+            conn.close()
+
+    def _late(self, answered: bool) -> str:
+        if answered:
+            return f"response not complete within {self.timeout:g} s (the timeout, in all)"
+        return f"no response within {self.timeout:g} s"
+
+    def _too_large(self, size: int, *, more: bool = False) -> str:
+        return (
+            f"response of {'more than ' if more else ''}{size:,} bytes exceeds the limit of "
+            f"{self.max_response_bytes:,} (max_response_bytes, --sparql-max-mb)"
+        )
 
     def _select(self, name: str, **values: str) -> list[dict[str, str]]:
         result = self.query(template(name).substitute(values))
