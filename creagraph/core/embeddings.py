@@ -224,7 +224,8 @@ class CachedEmbedder:
                 "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
             )
         except sqlite3.DatabaseError as exc:
-            raise RuntimeError(f"{path}: not a usable embedding cache ({exc})") from exc
+            self._conn.close()
+            raise _damaged_cache(path, exc) from exc
         self.hits = 0
         self.misses = 0
 
@@ -236,6 +237,12 @@ class CachedEmbedder:
         return hashlib.sha256(f"{self.name}\x00{text}".encode()).digest()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        try:
+            return self._encode(texts)
+        except sqlite3.DatabaseError as exc:  # a page damaged after the file was opened
+            raise _damaged_cache(self.cache_path, exc) from exc
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         unique = list(dict.fromkeys(texts))
@@ -267,6 +274,17 @@ class CachedEmbedder:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _damaged_cache(path: Path, exc: Exception) -> Exception:
+    from creagraph.core.io import InputError
+
+    if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full...
+        return InputError(f"{path}: the embedding cache cannot be used ({exc})")
+    return InputError(
+        f"{path}: not a usable embedding cache ({exc}); it only holds vectors that can be "
+        "computed again: delete it and re-run"
+    )
 
 
 _DEFAULT: CachedEmbedder | None = None

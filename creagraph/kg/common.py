@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from creagraph.core.graph import SearchHit
 from creagraph.core.paths import inverse_labels
 
-__all__ = ["inverse_labels", "rank_hits", "id_number", "id_prefix"]
+__all__ = ["inverse_labels", "rank_hits", "id_number", "id_prefix", "search_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def search_text(text: str) -> str:
+    r"""Search text as a backend can use it: a lone UTF-16 surrogate (valid in JSON as
+    ``"\ud800"``, and what undecodable bytes in a command line become) is no character
+    and cannot be encoded; it becomes U+FFFD, which matches no name, instead of an error.
+
+    Examples
+    --------
+    >>> search_text("Paris\ud800") == "Paris\ufffd"
+    True
+    """
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def id_prefix(kind: str) -> str:

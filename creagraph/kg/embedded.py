@@ -52,12 +52,13 @@ from creagraph.core.graph import (
 from creagraph.core.io import InputError, atomic_write
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import id_prefix, inverse_labels, rank_hits
+from creagraph.kg.common import id_prefix, inverse_labels, rank_hits, search_text
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
 
 STORE_FORMAT = 1
+_INT64_MAX = 2**63 - 1
 #: Stores up to this many bytes are checksummed every time they are opened.
 VERIFY_ON_OPEN_BYTES = 256 * 2**20
 _ARRAYS = ("qnums", "pnums", "out_indptr", "out_prop", "out_obj", "in_indptr", "in_prop", "in_subj")
@@ -730,6 +731,8 @@ class EmbeddedKG:
     def _node(self, qid: str) -> int:
         check_qid(qid)
         num = int(qid[1:])
+        if num > _INT64_MAX:  # a well-formed id too large to be stored: not in the graph
+            return -1
         i = int(np.searchsorted(self._qnums, num))
         if i < len(self._qnums) and self._qnums[i] == num:
             return i
@@ -814,6 +817,7 @@ class EmbeddedKG:
         min_score: float = 80.0,
     ) -> list[SearchHit]:
         prefix = id_prefix(kind)
+        text = search_text(text)
         key, loose = normalize(text), normalize_loose(text)
         # an empty loose key (text that is all punctuation) would match every such name
         rows = self._sql(

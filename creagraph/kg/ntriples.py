@@ -49,6 +49,9 @@ _TEXT_PREDICATES = {
 }
 
 _ENTITY_ID = re.compile(r"[QP][1-9][0-9]*")
+#: Ids are stored as 64-bit integers: at most 18 digits after the letter (Wikidata's are 9).
+_MAX_ID_CHARS = 19
+_ID_TOO_LARGE = "id too large (more than 18 digits)"
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?:@([A-Za-z][A-Za-z0-9-]*)|\^\^<[^>]*>)?\s*\.\s*$')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)")
@@ -348,6 +351,9 @@ def parse_dump(
             if not _ENTITY_ID.fullmatch(pid):
                 rep.skipped["unused predicate"] += 1
                 continue
+            if max(len(sid), len(pid), len(oid)) > _MAX_ID_CHARS:
+                rep.skipped[_ID_TOO_LARGE] += 1
+                continue
             rep.statements += 1
             yield Statement(sid, pid, oid)
             continue
@@ -375,6 +381,9 @@ def parse_dump(
             if strict:
                 raise InputError(f"{path}:{lineno}: {exc}") from exc
             rep.skipped["malformed line"] += 1
+            continue
+        if len(s_iri) - entity_prefix_len > _MAX_ID_CHARS:
+            rep.skipped[_ID_TOO_LARGE] += 1
             continue
         rep.literals += 1
         yield Literal_(s_iri[entity_prefix_len:], kind, text)  # type: ignore[arg-type]

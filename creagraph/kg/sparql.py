@@ -54,7 +54,13 @@ from creagraph.core.graph import (
 from creagraph.core.io import InputError
 from creagraph.core.paths import wikidata_dir
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits
+from creagraph.kg.common import (
+    id_number,
+    id_prefix,
+    inverse_labels,
+    rank_hits,
+    search_text,
+)
 from creagraph.kg.ntriples import WD_ENTITY
 
 __all__ = ["SparqlKG", "SparqlError", "sparql_string", "DEFAULT_USER_AGENT", "template"]
@@ -231,23 +237,47 @@ def _accent_insensitive(token: str) -> str:
 
 
 class _ResponseCache:
+    """Successful responses by key; a damaged or foreign file is an :class:`InputError`
+    naming it (it only holds answers that can be fetched again)."""
+
     def __init__(self, path: Path):
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key BLOB PRIMARY KEY, body TEXT NOT NULL)"
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key BLOB PRIMARY KEY, body TEXT NOT NULL)"
+            )
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: Exception) -> InputError:
+        if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full...
+            return InputError(f"{self.path}: the SPARQL response cache cannot be used ({exc})")
+        return InputError(
+            f"{self.path}: not a usable SPARQL response cache ({exc}); it only holds answers "
+            "that can be fetched again: delete it and re-run"
         )
 
     def get(self, key: bytes) -> Any | None:
-        row = self._conn.execute("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        try:
+            row = self._conn.execute(
+                "SELECT body FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+            return json.loads(row[0]) if row else None
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            raise self._damaged(exc) from exc
 
     def put(self, key: bytes, value: Any) -> None:
-        with self._conn:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, json.dumps(value))
-            )
+        try:
+            with self._conn:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, json.dumps(value))
+                )
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from exc
 
 
 class SparqlKG:
@@ -659,6 +689,7 @@ class SparqlKG:
         min_score: float = 80.0,
     ) -> list[SearchHit]:
         prefix = id_prefix(kind)
+        text = search_text(text)
         key, loose = normalize(text), normalize_loose(text)
         rows = [r for r in self._name_rows(text) if r[0][0] == prefix]
         hits = [
