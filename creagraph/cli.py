@@ -119,13 +119,14 @@ def _os_error(exc: OSError) -> str:
     """``FILE: what went wrong`` for an operating-system error (read-only, disk full...)."""
     import errno
 
-    what = exc.strerror or type(exc).__name__
+    what = exc.strerror or str(exc) or type(exc).__name__
     hint = {
         errno.ENOSPC: " (the disk is full: free some space or choose another folder)",
         errno.EDQUOT: " (disk quota exceeded)",
         errno.EROFS: " (a read-only file system: choose a writable folder)",
         errno.EACCES: " (no permission)",
         errno.EPERM: " (no permission)",
+        errno.EEXIST: " (a file is where a folder is needed)",
     }.get(exc.errno or -1, "")
     if exc.filename is None:
         return f"{what}{hint}"

@@ -21,6 +21,7 @@ from typing import IO, Any
 __all__ = [
     "InputError",
     "atomic_write",
+    "with_filename",
     "read_jsonl",
     "iter_jsonl",
     "write_jsonl",
@@ -67,10 +68,28 @@ def atomic_write(
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
         _fsync_dir(target.parent)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None:  # e.g. a full disk
+            raise with_filename(exc, target) from exc
         raise
+
+
+def with_filename(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc`` naming ``path`` when it names no file (a write to a full disk names none).
+
+    Examples
+    --------
+    >>> import errno
+    >>> with_filename(OSError(errno.ENOSPC, "No space left on device"), "out.csv")
+    OSError(28, 'No space left on device')
+    >>> _.filename
+    'out.csv'
+    """
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
 
 
 def _umask() -> int | None:
@@ -429,18 +448,27 @@ class JsonlAppender:
 
     def write(self, record: Mapping[str, Any], *, flush: bool = True) -> None:
         """Append one record; with ``flush=False`` it may stay buffered until :meth:`flush`."""
-        self._handle.write(dumps(record) + "\n")
-        if flush:
-            self._handle.flush()
+        try:
+            self._handle.write(dumps(record) + "\n")
+            if flush:
+                self._handle.flush()
+        except OSError as exc:  # a full disk: name the file
+            raise with_filename(exc, self.path) from exc
 
     def flush(self) -> None:
         """Hand buffered lines to the operating system."""
-        self._handle.flush()
+        try:
+            self._handle.flush()
+        except OSError as exc:
+            raise with_filename(exc, self.path) from exc
 
     def sync(self) -> None:
         """Flush and ``fsync``: written lines survive a power loss."""
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        try:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError as exc:
+            raise with_filename(exc, self.path) from exc
 
     def close(self) -> None:
         if not self._handle.closed:

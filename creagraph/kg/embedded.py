@@ -49,7 +49,7 @@ from creagraph.core.graph import (
     check_pid,
     check_qid,
 )
-from creagraph.core.io import InputError, atomic_write
+from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import id_prefix, inverse_labels, rank_hits, search_text
@@ -153,6 +153,11 @@ def import_dumps(
 
     _check_replaceable(target)  # before any work: refuse a folder that is not our store
     start = time.perf_counter()
+    for folder in (target.parent, *target.parent.parents):
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise InputError(f"{folder}: not a directory, cannot hold the store {target}")
+            break
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     lock: _BuildLock | None = None
@@ -172,8 +177,16 @@ def import_dumps(
         with atomic_write(tmp / "meta.json") as handle:
             json.dump(meta, handle, indent=1)
         _replace_dir(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a full disk names no file
+            if exc.errno is None:  # numpy's short write: "N requested and M written"
+                raise InputError(
+                    f"{target}: writing the store failed ({exc}): is the disk full?"
+                ) from exc
+            raise with_filename(exc, target) from exc
+        if isinstance(exc, sqlite3.OperationalError):  # "database or disk is full"
+            raise InputError(f"{target}: cannot write the store's text index ({exc})") from exc
         raise
     finally:
         if lock is not None:

@@ -103,15 +103,18 @@ class StoredJudge:
         def per_path(field_name: str) -> list:
             values = row.extra.get(field_name)
             if isinstance(values, str):
-                values = json.loads(values)
+                try:
+                    values = json.loads(values)
+                except (ValueError, RecursionError):
+                    values = None  # reported just below, naming the row and field
             if not isinstance(values, list):
                 raise InputError(
-                    f"{row.source}: row {row.index}: the stored judge needs field "
+                    f"{row.source}: row {row.line}: the stored judge needs field "
                     f"{field_name!r} (a list per path)"
                 )
             if path_index >= len(values):
                 raise InputError(
-                    f"{row.source}: row {row.index}: field {field_name!r} has {len(values)} "
+                    f"{row.source}: row {row.line}: field {field_name!r} has {len(values)} "
                     f"paths, path {path_index} was parsed"
                 )
             return values[path_index] or []

@@ -334,8 +334,23 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 Runner = Callable[[Iterable[AnswerRow]], Iterator[ScoreResult]]
 
 
-def _row_key(record: dict[str, Any]) -> tuple[str, str]:
-    return (record["model"], str(record["index"]))
+def _row_key(record: dict[str, Any], where: str = "") -> tuple[str, str]:
+    """``(model, index)`` of an output record; ``where`` names it in the error when one of
+    them is missing (a record edited or written by something else)."""
+    model, index = record.get("model"), record.get("index")
+    if not isinstance(model, str) or index is None:
+        field_name = "model" if not isinstance(model, str) else "index"
+        raise InputError(
+            f"{where}: field {field_name!r} is missing or not valid; this output folder was "
+            "not written by creagraph score as it is (move it away to start fresh)"
+        )
+    return (model, str(index))
+
+
+def _keys(path: Path) -> Iterator[tuple[tuple[str, str], dict[str, Any]]]:
+    """``(key, record)`` for each record of an output file, errors naming the record."""
+    for number, record in enumerate(iter_jsonl(path), start=1):
+        yield _row_key(record, f"{path}: record {number}"), record
 
 
 def _resume(queries_path: Path, paths_path: Path) -> set[tuple[str, str]]:
@@ -351,13 +366,12 @@ def _resume(queries_path: Path, paths_path: Path) -> set[tuple[str, str]]:
     truncate_partial_line(paths_path)
     counts: Counter[tuple[str, str]] = Counter()
     if paths_path.exists():
-        for p in iter_jsonl(paths_path):
-            counts[_row_key(p)] += 1
+        for key, _ in _keys(paths_path):
+            counts[key] += 1
     done: set[tuple[str, str]] = set()
     drop_queries = False
     if queries_path.exists():
-        for q in iter_jsonl(queries_path):
-            key = _row_key(q)
+        for key, q in _keys(queries_path):
             if key in done or counts.get(key, 0) != q.get("n_paths"):
                 drop_queries = True
             else:
