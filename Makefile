@@ -1,6 +1,10 @@
 # Two entry points (see README): `make demo` and `make test`.
 # Both create .venv and install creagraph into it when needed (torch 2.13.0 CPU first).
 PYTHON ?= python3.11
+# Where torch comes from. Empty: pip's configured index. On a Linux machine whose index would
+# give the multi-GB CUDA build, `make install TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`
+# installs the CPU-only build instead.
+TORCH_INDEX_URL ?=
 VENV := .venv
 STAMP := $(VENV)/.installed
 
@@ -10,7 +14,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON)"; exit 1; }
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet torch==2.13.0
+	$(VENV)/bin/pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

@@ -12,16 +12,32 @@ __all__ = ["wikidata_dir", "default_store_dir", "default_slice_path", "inverse_l
 def wikidata_dir() -> Path:
     """The ``wikidata/`` data folder (catalogues, phrasing, SPARQL templates).
 
-    ``$CREAGRAPH_WIKIDATA_DIR`` overrides; otherwise the folder beside the package.
+    ``$CREAGRAPH_WIKIDATA_DIR`` overrides. An installed package carries the folder as
+    package data (``creagraph/wikidata``, found with :mod:`importlib.resources`); a
+    checkout (or an editable install) uses the folder at the top of the repository.
     """
     env = os.environ.get("CREAGRAPH_WIKIDATA_DIR")
-    path = Path(env) if env else Path(__file__).resolve().parents[2] / "wikidata"
+    if env:
+        path = Path(env)
+    else:
+        path = _packaged_wikidata() or Path(__file__).resolve().parents[2] / "wikidata"
     if not path.is_dir():
         raise FileNotFoundError(
-            f"{path}: wikidata data folder not found (install creagraph from its repository "
-            "with `pip install -e .`, or set CREAGRAPH_WIKIDATA_DIR)"
+            f"{path}: wikidata data folder not found (reinstall creagraph, or set "
+            "CREAGRAPH_WIKIDATA_DIR to a copy of the repository's wikidata/ folder)"
         )
     return path
+
+
+def _packaged_wikidata() -> Path | None:
+    """``creagraph/wikidata`` inside an installed package, if it is there on disk."""
+    from importlib.resources import files
+
+    try:
+        folder = files("creagraph") / "wikidata"
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - unusual loaders
+        return None
+    return folder if isinstance(folder, Path) and folder.is_dir() else None
 
 
 def default_store_dir() -> Path:
