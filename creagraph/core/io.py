@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import json
 import os
 import tempfile
@@ -53,6 +54,8 @@ def atomic_write(
     (``0o666`` less the umask), not the private ones of a temporary file.
     """
     target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, expected a file", str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     binary = "b" in mode
