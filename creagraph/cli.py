@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     _state["debug"] = "--debug" in args[:end]
     args = [a for i, a in enumerate(args) if not (i < end and a == "--debug")]
     try:
-        code = app(args=args, standalone_mode=False)
+        code = app(args=args, prog_name="creagraph", standalone_mode=False)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:
