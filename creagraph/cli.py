@@ -182,12 +182,13 @@ def _click_base() -> type:
     return typer.BadParameter  # pragma: no cover - other Typer layouts
 
 
-def _usage_error(exc: Exception) -> tuple[str, int]:
+def _usage_error(exc: Exception) -> str:
+    """``creagraph tig: No such command 'x'. (see `creagraph tig --help`)``."""
     ctx = getattr(exc, "ctx", None)
     where = f"{ctx.command_path}: " if ctx is not None else ""
     message = _one_line(exc.format_message())  # type: ignore[attr-defined]
     helper = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-    return f"{where}{message}{helper}", int(getattr(exc, "exit_code", 2) or 2)
+    return f"{where}{message}{helper}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,12 +216,11 @@ def main(argv: list[str] | None = None) -> int:
             if type(exc).__name__ == "NoArgsIsHelpError":
                 exc.show()  # type: ignore[attr-defined]
                 return 2
-            message, code = _usage_error(exc) if hasattr(exc, "ctx") else (
-                _one_line(exc.format_message()),  # type: ignore[attr-defined]
-                int(getattr(exc, "exit_code", 2) or 2),
+            message = _usage_error(exc) if hasattr(exc, "ctx") else (
+                _one_line(exc.format_message())  # type: ignore[attr-defined]
             )
             typer.secho(f"error: {message}", fg="red", err=True)
-            return code
+            return 2
         if isinstance(exc, typer.Abort):
             typer.echo("aborted", err=True)
             return 130
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-    return code if isinstance(code, int) else 0
+    return code if type(code) is int else 0  # typer.Exit(n) comes back as n
 
 
 def _silence_stdout() -> None:

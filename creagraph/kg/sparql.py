@@ -67,7 +67,7 @@ __all__ = ["SparqlKG", "SparqlError", "sparql_string", "DEFAULT_USER_AGENT", "te
 
 DEFAULT_USER_AGENT = (
     f"creagraph/{__version__} (research tool measuring language-model creativity; "
-    "https://github.com/creagraph/creagraph) SPARQLWrapper"
+    "https://github.com/creagraph/creagraph)"
 )
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 _LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
