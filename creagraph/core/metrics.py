@@ -121,10 +121,13 @@ def path_string(path: Sequence[Triple]) -> str:
     return " | ".join(parts)
 
 
-def transform_distance(x: float | np.ndarray) -> float | np.ndarray:
+def transform_distance(x: float | np.ndarray, *, mode: UtilityMode = "paper") -> float | np.ndarray:
     """Saturating transform of raw distance ``x = 1 − cos`` (SPEC §3.5).
 
-    ``g(x) = ½·(1 − cos(π·(x/0.7)²))`` for ``x ≤ 0.7`` and 1 above.
+    ``g(x) = ½·(1 − cos(π·(x/0.7)²))`` for ``x ≤ 0.7`` and 1 above (``paper`` mode).
+    In ``published`` mode only ``(0.7, 1]`` maps to 1: a raw distance above 1 (negative
+    cosine, which happens on real answers) goes through the cosine expression, as in the
+    published code (SPEC §3.5, §3.6 quirk d). Negative ``x`` (rounding) counts as 0.
 
     Examples
     --------
@@ -132,10 +135,15 @@ def transform_distance(x: float | np.ndarray) -> float | np.ndarray:
     (0.0029, 0.241)
     >>> transform_distance(0.7), transform_distance(0.9)
     (1.0, 1.0)
+    >>> transform_distance(1.0117), round(transform_distance(1.0117, mode="published"), 4)
+    (1.0, 0.0194)
     """
-    arr = np.asarray(x, dtype=np.float64)
-    clipped = np.clip(arr, 0.0, 0.7)
-    out = np.where(arr > 0.7, 1.0, 0.5 * (1.0 - np.cos(math.pi * (clipped / 0.7) ** 2)))
+    if mode not in ("paper", "published"):
+        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+    arr = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    cosine = 0.5 * (1.0 - np.cos(math.pi * (arr / 0.7) ** 2))
+    saturated = arr > 0.7 if mode == "paper" else (arr > 0.7) & (arr <= 1.0)
+    out = np.where(saturated, 1.0, cosine)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -144,12 +152,13 @@ def distance_matrix(
 ) -> np.ndarray:
     """Pairwise (transformed) distances between L2-normalised embeddings.
 
-    In ``published`` mode the diagonal is 1 (the published code saturates it); in
-    ``paper`` mode it is 0.
+    In ``published`` mode the diagonal is 1 (the published code saturates it) and raw
+    distances above 1 go through the cosine expression (:func:`transform_distance`); in
+    ``paper`` mode the diagonal is 0.
     """
     v = np.asarray(vectors, dtype=np.float64)
     raw = np.clip(1.0 - v @ v.T, 0.0, 2.0)
-    d = transform_distance(raw) if transformed else raw
+    d = transform_distance(raw, mode=mode) if transformed else raw
     d = np.array(d, dtype=np.float64, copy=True)
     np.fill_diagonal(d, 1.0 if mode == "published" else 0.0)
     return d

@@ -233,16 +233,32 @@ def register(app: typer.Typer) -> None:
         min_quality: Annotated[
             float, typer.Option(help="Only paths with quality above this.")
         ] = 3.0,
+        mode: ModeOpt = Mode.paper,
     ) -> None:
-        """Distinctiveness ν of each model's paths against all other models' paths."""
+        """Distinctiveness ν of each model's paths against all other models' paths.
+
+        Queries are paired by query_id, else index, else normalised query text; a model
+        found in two of the given results is an error (score it once, in one folder).
+        """
         from creagraph.core.embeddings import default_embedder
         from creagraph.scoring.distinct import distinctiveness
 
         records = []
+        owner: dict[str, Path] = {}
         for item in results:
             path = item / "paths.jsonl" if item.is_dir() else item
-            records.extend(read_jsonl(path))
-        per_path, summary = distinctiveness(records, default_embedder(), min_quality=min_quality)
+            found = read_jsonl(path)
+            for model in sorted({str(r.get("model")) for r in found}):
+                if model in owner:
+                    raise InputError(
+                        f"model {model!r} is in both {owner[model]} and {path}: "
+                        "give each model's scores once"
+                    )
+                owner[model] = path
+            records.extend(found)
+        per_path, summary = distinctiveness(
+            records, default_embedder(), min_quality=min_quality, mode=Mode(mode).value
+        )
         out.mkdir(parents=True, exist_ok=True)
         write_records(out / "distinct_paths.jsonl", per_path)
         write_records(out / "distinct_summary.csv", summary)
@@ -256,10 +272,19 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def distance(
         pairs: Annotated[
-            Path, typer.Argument(help='JSONL lines {"a": [[h,r,t],...], "b": [...]}.')
+            Path,
+            typer.Argument(
+                help='JSONL lines {"a": PATH, "b": PATH}; a PATH is a list of [h, r, t] '
+                "triples or an already built path string."
+            ),
         ],
+        mode: ModeOpt = Mode.paper,
     ) -> None:
-        """Print raw (1 − cos) and transformed (g) distance between path pairs (SPEC §3.5)."""
+        """Print raw (1 − cos) and transformed (g) distance between path pairs (SPEC §3.5).
+
+        With --mode published, raw distances above 1 go through the cosine expression as
+        in the published code; in paper mode g is 1 there.
+        """
         from creagraph.core.embeddings import default_embedder
         from creagraph.core.metrics import path_string, transform_distance
 
@@ -268,13 +293,17 @@ def register(app: typer.Typer) -> None:
         for n, record in enumerate(records, start=1):
             for side in ("a", "b"):
                 path = record.get(side)
+                if isinstance(path, str) and path.strip():
+                    strings.append(path)
+                    continue
                 if (
                     not isinstance(path, list)
                     or not path
                     or not all(isinstance(t, list) and len(t) == 3 for t in path)
                 ):
                     raise InputError(
-                        f"{pairs}: line {n}: field {side!r} must be a list of [h, r, t]"
+                        f"{pairs}: line {n}: field {side!r} must be a list of [h, r, t] "
+                        "or a path string"
                     )
                 strings.append(path_string(path))
         vectors = default_embedder().encode(strings)
@@ -287,7 +316,8 @@ def register(app: typer.Typer) -> None:
                         "a": strings[2 * n],
                         "b": strings[2 * n + 1],
                         "raw": raw,
-                        "transformed": float(transform_distance(raw)),
+                        "transformed": float(transform_distance(raw, mode=Mode(mode).value)),
+                        "mode": Mode(mode).value,
                     }
                 )
             )

@@ -2,7 +2,10 @@
 
 ``ν(u) = min over u' in P of g(1 − cos(u, u'))``, where the population P of a query is
 the paths of every *other* model (a model's own paths never count against it), and
-``ν(U) = max over u in U``. Nearest neighbours come from a FAISS inner-product index per
+``ν(U) = max over u in U``. A query is identified by its query key (``query_id``, else
+``index``, else the normalised query text; :func:`creagraph.scoring.inputs.query_key`),
+never by row number, so files in any order pair the same queries. Each per-path record
+names its nearest population path (text, model, query path index). Nearest neighbours come from a FAISS inner-product index per
 query: for a model with k paths in the index, its nearest other-model neighbour is among
 the k + 1 nearest hits, so one search per path suffices.
 
@@ -20,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from creagraph.core.metrics import transform_distance
+from creagraph.core.metrics import UtilityMode, transform_distance
+from creagraph.scoring.inputs import record_query_key
 
-__all__ = ["nearest_other_distances", "distinctiveness"]
+__all__ = ["nearest_other_distances", "nearest_others", "distinctiveness"]
 
 
 def nearest_other_distances(vectors: np.ndarray, owners: Sequence[str]) -> np.ndarray:
@@ -36,13 +40,29 @@ def nearest_other_distances(vectors: np.ndarray, owners: Sequence[str]) -> np.nd
     >>> nearest_other_distances(v, ["a", "a", "b"]).tolist()
     [1.0, 1.0, 1.0]
     """
+    return nearest_others(vectors, owners)[0]
+
+
+def nearest_others(vectors: np.ndarray, owners: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Raw distance to, and position of, each vector's nearest vector with another owner.
+
+    Positions are ``-1`` (and distances ``inf``) where no other owner exists.
+
+    Examples
+    --------
+    >>> v = np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32)
+    >>> d, j = nearest_others(v, ["a", "b", "b"])
+    >>> j.tolist(), [round(float(x), 2) for x in d]
+    ([1, 0, 0], [0.2, 0.2, 1.0])
+    """
     import faiss
 
     x = np.ascontiguousarray(vectors, dtype=np.float32)
     n = len(x)
     out = np.full(n, np.inf)
+    where = np.full(n, -1, dtype=np.int64)
     if n == 0:
-        return out
+        return out, where
     index = faiss.IndexFlatIP(x.shape[1])
     index.add(x)
     owners = list(owners)
@@ -55,41 +75,56 @@ def nearest_other_distances(vectors: np.ndarray, owners: Sequence[str]) -> np.nd
         for s, j in zip(sims[i], ids[i]):
             if j >= 0 and owners[j] != owners[i]:
                 out[i] = max(0.0, 1.0 - float(s))
+                where[i] = j
                 break
-    return out
+    return out, where
 
 
 def distinctiveness(
-    paths: Sequence[dict[str, Any]], embedder, *, min_quality: float = 3.0
+    paths: Sequence[dict[str, Any]],
+    embedder,
+    *,
+    min_quality: float = 3.0,
+    mode: UtilityMode = "paper",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """ν per path and per-model summary from scored path records (``paths.jsonl``).
+
+    ``mode`` selects the distance transform g (:func:`creagraph.core.metrics.transform_distance`).
 
     Returns
     -------
     per_path : list of dict
-        ``model, index, path_index, nu, raw_distance`` for each considered path.
+        ``model, query_key, index, path_index, nu, raw_distance`` and the nearest
+        population path (``nearest_model``, ``nearest_path_index``,
+        ``nearest_path_string``) for each considered path.
     summary : list of dict
         Per model: ``avg_nu``, ``max_nu``, ``max_nu_overall``, ``avg_sigma``, counts.
     """
     chosen = [p for p in paths if p.get("kept") and (p.get("quality") or 0) > min_quality]
     by_query: dict[str, list[dict[str, Any]]] = {}
     for p in chosen:
-        by_query.setdefault(str(p["index"]), []).append(p)
+        by_query.setdefault(record_query_key(p), []).append(p)
     per_path: list[dict[str, Any]] = []
-    for index in sorted(by_query, key=lambda s: (len(s), s)):
-        group = by_query[index]
+    for key in sorted(by_query, key=lambda s: (len(s), s)):
+        group = by_query[key]
         vectors = embedder.encode([p["path_string"] for p in group])
-        raw = nearest_other_distances(vectors, [p["model"] for p in group])
-        for p, r in zip(group, raw):
+        raw, nearest = nearest_others(vectors, [p["model"] for p in group])
+        for p, r, j in zip(group, raw, nearest):
             finite = bool(np.isfinite(r))
+            other = group[int(j)] if j >= 0 else None
             per_path.append(
                 {
                     "model": p["model"],
+                    "query_key": key,
                     "index": p["index"],
                     "path_index": p["path_index"],
+                    "path_string": p["path_string"],
                     "quality": p["quality"],
                     "raw_distance": float(r) if finite else None,
-                    "nu": float(transform_distance(r)) if finite else None,
+                    "nu": float(transform_distance(r, mode=mode)) if finite else None,
+                    "nearest_model": other["model"] if other else None,
+                    "nearest_path_index": other["path_index"] if other else None,
+                    "nearest_path_string": other["path_string"] if other else None,
                 }
             )
     summary = []
@@ -97,7 +132,7 @@ def distinctiveness(
         mine = [p for p in per_path if p["model"] == model and p["nu"] is not None]
         per_query: dict[str, float] = {}
         for p in mine:
-            key = str(p["index"])
+            key = p["query_key"]
             per_query[key] = max(per_query.get(key, 0.0), p["nu"])
         summary.append(
             {

@@ -132,16 +132,38 @@ class ScorerConfig:
     llm_model: str | None = None
     ceiling_k: int | None = None
     threads: int | None = 1
+    llm_api_key_env: str | None = None
 
     def validate(self) -> None:
-        if self.judge not in ("kg", "stored", "llm", "hybrid"):
-            raise InputError(f"--judge must be kg, stored, llm or hybrid, not {self.judge!r}")
-        if self.mode not in ("paper", "published"):
-            raise InputError(f"--mode must be paper or published, not {self.mode!r}")
+        """Check the values; errors name the field (the library's parameter)."""
+        judge, mode = _plain(self.judge), _plain(self.mode)
+        if judge not in ("kg", "stored", "llm", "hybrid"):
+            raise InputError(f"judge must be kg, stored, llm or hybrid, not {judge!r}")
+        if mode not in ("paper", "published"):
+            raise InputError(f"mode must be paper or published, not {mode!r}")
         if not 0.0 <= self.factuality_threshold <= 1.0:
-            raise InputError("--factuality-threshold must be between 0 and 1")
+            raise InputError("factuality_threshold must be between 0 and 1")
         if self.threads is not None and self.threads < 1:
-            raise InputError(f"--threads must be at least 1, not {self.threads}")
+            raise InputError(f"threads must be at least 1, not {self.threads}")
+        if self.ceiling_k is not None and self.ceiling_k < 1:
+            raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
+        if judge in ("llm", "hybrid"):
+            base = self.llm_base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
+            model = self.llm_model or os.environ.get("CREAGRAPH_LLM_MODEL")
+            if not base or not model:
+                raise InputError(
+                    f"judge {judge!r} needs llm_base_url and llm_model (or "
+                    "CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
+                )
+            if self.llm_api_key_env and not os.environ.get(self.llm_api_key_env):
+                raise InputError(
+                    f"llm_api_key_env: environment variable {self.llm_api_key_env} is not set"
+                )
+
+
+def _plain(value: Any) -> Any:
+    """An enum member's value (the CLI passes enums), else the value itself."""
+    return getattr(value, "value", value)
 
 
 def set_threads(n: int | None) -> None:

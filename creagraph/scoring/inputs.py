@@ -4,9 +4,14 @@ Each row needs ``query``, ``entity_a``, ``entity_b``, ``rel_b`` and an answer in
 ``path_prediction`` (raw text, or a list whose first element is the raw text, as in the
 published files; ``raw_path_prediction`` is accepted too). The model name comes from the
 ``--model`` flag, else a ``model``/``model_name`` column, else a published sample file
-name (``<Model>_model_name_<id>….jsonl`` → ``<Model>``). The row's ``index`` field names
-the query; without one, the row number does. All other fields are kept in ``extra``
-(the ``stored`` judge reads its scores from there).
+name (``<Model>_model_name_<id>….jsonl`` → ``<Model>``). All other fields are kept in
+``extra`` (the ``stored`` judge reads its scores from there).
+
+A query is identified by its :func:`query_key`: ``query_id`` when the row has one, else
+its ``index``, else its normalised query text — never its row number, so two models'
+files in different orders still pair each answer with the same query (scoring,
+distinctiveness and the report all use this key). ``AnswerRow.index`` falls back to the
+row number for display only.
 """
 
 from __future__ import annotations
@@ -19,8 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
+from creagraph.core.text import normalize_loose
 
-__all__ = ["AnswerRow", "read_answers", "iter_answers", "count_answers", "REQUIRED_FIELDS"]
+__all__ = [
+    "AnswerRow",
+    "read_answers",
+    "iter_answers",
+    "count_answers",
+    "query_key",
+    "record_query_key",
+    "REQUIRED_FIELDS",
+]
 
 REQUIRED_FIELDS = ("query", "entity_a", "entity_b", "rel_b")
 _ANSWER_FIELDS = ("path_prediction", "raw_path_prediction", "answer", "response")
@@ -41,10 +55,50 @@ class AnswerRow:
     rel_b: str
     answer: Any
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    query_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.query_key:
+            self.query_key = query_key(self.extra or {"query": self.query, "index": self.index})
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.model, str(self.index))
+        """``(model, query_key)``: what makes a row unique."""
+        return (self.model, self.query_key)
+
+
+def query_key(record: dict[str, Any]) -> str:
+    """The key that identifies a query: ``id:<query_id>``, else ``index:<index>``, else
+    ``text:<normalised query text>`` (case, accents, punctuation and spacing folded).
+
+    Examples
+    --------
+    >>> query_key({"query_id": "q-7", "index": 3, "query": "Q?"})
+    'id:q-7'
+    >>> query_key({"index": 3, "query": "Q?"})
+    'index:3'
+    >>> query_key({"query": "  How are A and B  connected?"})
+    'text:how are a and b connected'
+    """
+    qid = record.get("query_id")
+    if qid is not None and str(qid).strip():
+        return f"id:{str(qid).strip()}"
+    index = record.get("index")
+    if index is not None and str(index).strip():
+        return f"index:{str(index).strip()}"
+    text = record.get("query")
+    if isinstance(text, str) and text.strip():
+        return f"text:{normalize_loose(text)}"
+    raise ValueError("a query needs a query_id, an index or its text to be identified")
+
+
+def record_query_key(record: dict[str, Any]) -> str:
+    """The query key of a scored record (``paths.jsonl`` / ``queries.jsonl``): its
+    ``query_key`` field, or ``index:<index>`` for output written before that field."""
+    key = record.get("query_key")
+    if isinstance(key, str) and key:
+        return key
+    return f"index:{record.get('index')}"
 
 
 def _model_from_filename(path: Path) -> str | None:
@@ -99,7 +153,7 @@ def iter_answers(
     --------
     >>> rows = iter_answers(["answers.jsonl"], model="my-model")   # doctest: +SKIP
     >>> next(rows).key                                               # doctest: +SKIP
-    ('my-model', '0')
+    ('my-model', 'index:0')
     """
     for raw_path in paths:
         path = Path(raw_path)
@@ -123,6 +177,7 @@ def iter_answers(
             if not name:
                 raise InputError(f"{where}: no model name (give --model or a 'model' column)")
             index = record.get("index")
+            key = query_key(record)
             yield (
                 AnswerRow(
                     source=str(path),
@@ -135,5 +190,6 @@ def iter_answers(
                     rel_b=record["rel_b"],
                     answer=record[answer_field],
                     extra=record,
+                    query_key=key,
                 )
             )

@@ -18,26 +18,23 @@ even if an element is not a well-formed triple (structural validity rejects thos
 
 from __future__ import annotations
 
-import ast
-import json
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from creagraph.core.jsonish import _literal_eval, load_repaired
+from creagraph.core.jsonish import outermost_span as _candidate
+from creagraph.core.jsonish import strip_comments as _strip_comments
 
 __all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text", "MAX_ANSWER_CHARS"]
 
 #: Longer answers are not parsed (a real answer is a few kilobytes; parsing is linear, about
 #: half a second per million characters, so this bounds the time one answer can take).
 MAX_ANSWER_CHARS = 1_000_000
-#: Python-literal parsing (single quotes, tuples, numeric keys) is tried only up to this
-#: length: ``compile`` costs a few microseconds per character.
-_LITERAL_EVAL_MAX = 100_000
 _FENCE_LANGS = ("json", "python", "JSON")
 _OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE = re.compile(r"</answer>", re.IGNORECASE)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _TRIPLE_KEYS = (
     ("head", "relation", "tail"),
     ("subject", "predicate", "object"),
@@ -89,119 +86,15 @@ def answer_text(raw: Any) -> str | None:
     return None
 
 
-_PLAIN_STOP = re.compile(r"[\"'/#\n]")
-_QUOTE_STOP = {q: re.compile(r"[\\\n" + q + "]") for q in "\"'"}
-
-
-def _strip_comments(text: str) -> str:
-    """Remove // line comments, /* */ blocks and # line comments outside strings.
-
-    A string runs from a quote to the same quote or the end of the line; an apostrophe
-    after a letter or digit ("Ann's") opens no string. Runs of ordinary characters are
-    copied in one step, so this is linear with a small constant.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    quote: str | None = None
-    at_line_start = True
-    while i < n:
-        if quote:
-            match = _QUOTE_STOP[quote].search(text, i)
-            if match is None:
-                out.append(text[i:])
-                break
-            j = match.start()
-            ch = text[j]
-            if ch == "\\" and j + 1 < n:
-                out.append(text[i : j + 2])
-                i = j + 2
-                continue
-            out.append(text[i : j + 1])
-            i = j + 1
-            if ch != "\\":
-                quote = None
-            continue
-        match = _PLAIN_STOP.search(text, i)
-        j = n if match is None else match.start()
-        if j > i:
-            chunk = text[i:j]
-            out.append(chunk)
-            if at_line_start and chunk.strip():
-                at_line_start = False
-        if j >= n:
-            break
-        ch = text[j]
-        if ch in "\"'":
-            out.append(ch)
-            i = j + 1
-            # An apostrophe inside a word ("Ann's") is not a quote.
-            if not (ch == "'" and j > 0 and text[j - 1].isalnum()):
-                quote = ch
-                at_line_start = False
-            continue
-        if text.startswith("//", j):
-            k = text.find("\n", j)
-            i = n if k < 0 else k
-            continue
-        if text.startswith("/*", j):
-            k = text.find("*/", j + 2)
-            i = n if k < 0 else k + 2
-            continue
-        if ch == "#" and at_line_start:
-            k = text.find("\n", j)
-            i = n if k < 0 else k
-            continue
-        at_line_start = ch == "\n"
-        out.append(ch)
-        i = j + 1
-    return "".join(out)
-
-
-def _candidate(text: str) -> str:
-    """The outermost JSON-looking span: from the first { or [ to the last } or ]."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        return text
-    start = min(starts)
-    end = max(text.rfind("}"), text.rfind("]"))
-    return text[start : end + 1] if end > start else text[start:]
-
-
-def _tuples_to_lists(text: str) -> str:
-    text = re.sub(r"\(\s*([\"'])", r"[\1", text)
-    return re.sub(r"([\"'])\s*\)", r"\1]", text)
-
-
-def _balance(text: str) -> str:
-    """Close brackets a truncated answer left open, and fix '}' written for ']'."""
-    stack: list[str] = []
-    out: list[str] = []
-    quote = False
-    escaped = False
-    for ch in text:
-        if quote:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                quote = False
-            continue
-        if ch == '"':
-            quote = True
-        elif ch in "[{":
-            stack.append("]" if ch == "[" else "}")
-        elif ch in "]}":
-            if not stack:
-                continue
-            expected = stack.pop()
-            ch = expected
-        out.append(ch)
-    if quote:
-        out.append('"')
-    out.extend(reversed(stack))
-    return "".join(out)
+def _load(text: str, repairs: list[str]) -> Any:
+    """The core lenient reader's repairs (:func:`creagraph.core.jsonish.load_repaired`),
+    without dropping truncated elements (the published parser keeps what it can close)."""
+    try:
+        return load_repaired(text, repairs, drop_truncated=False)
+    except ValueError as exc:
+        if "nested too deeply" in str(exc):
+            raise ValueError("the answer is nested too deeply to read") from None
+        raise
 
 
 def _answer_spans(text: str) -> list[str]:
@@ -236,45 +129,6 @@ def _fences(text: str) -> list[str]:
                 break
         out.append(body.lstrip())
     return out
-
-
-def _literal_eval(text: str) -> Any:
-    """``ast.literal_eval`` without the SyntaxWarnings model text triggers ("1st", "\\d")."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.literal_eval(text)
-
-
-def _load(text: str, repairs: list[str]) -> Any:
-    attempts = [
-        ("as written", lambda t: t),
-        ("removed trailing commas", lambda t: _TRAILING_COMMA.sub(r"\1", t)),
-        ("tuples read as lists", lambda t: _TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t))),
-        ("balanced brackets", lambda t: _balance(_TRAILING_COMMA.sub(r"\1", _tuples_to_lists(t)))),
-    ]
-    tried: set[str] = set()
-    for name, fix in attempts:
-        fixed = fix(text)
-        if fixed in tried:  # this repair changed nothing
-            continue
-        tried.add(fixed)
-        try:
-            value = json.loads(fixed)
-        except RecursionError:
-            raise ValueError("the answer is nested too deeply to read") from None
-        except ValueError:  # includes json.JSONDecodeError
-            if len(fixed) > _LITERAL_EVAL_MAX:  # compiling Python is slow on huge text
-                continue
-            try:
-                value = _literal_eval(fixed)
-                name += " (Python literal)"
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
-        if name != "as written":
-            repairs.append(name)
-        return value
-    raise ValueError("no JSON object or list could be read")
 
 
 def _split_triple_string(text: str) -> tuple[str, ...] | None:

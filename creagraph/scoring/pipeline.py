@@ -61,7 +61,7 @@ from creagraph.core.metrics import (
     utility_curve,
 )
 from creagraph.core.progress import progress_bar
-from creagraph.scoring.inputs import AnswerRow
+from creagraph.scoring.inputs import AnswerRow, record_query_key
 from creagraph.scoring.judges import Judge
 from creagraph.scoring.parse import parse_answer
 from creagraph.scoring.validity import check_validity, check_validity_published
@@ -195,6 +195,7 @@ class Scorer:
                 {
                     "model": row.model,
                     "index": row.index,
+                    "query_key": row.query_key,
                     "path_index": i,
                     "key": path.key,
                     "triples": path.as_lists(),
@@ -218,6 +219,7 @@ class Scorer:
         reported = utility_curve(kept_quality, d, REPORTED_GAMMAS, self.mode)
         query = {
             "index": row.index,
+            "query_key": row.query_key,
             "model": row.model,
             "query": row.query,
             "entity_a": row.entity_a,
@@ -335,16 +337,18 @@ Runner = Callable[[Iterable[AnswerRow]], Iterator[ScoreResult]]
 
 
 def _row_key(record: dict[str, Any], where: str = "") -> tuple[str, str]:
-    """``(model, index)`` of an output record; ``where`` names it in the error when one of
-    them is missing (a record edited or written by something else)."""
-    model, index = record.get("model"), record.get("index")
-    if not isinstance(model, str) or index is None:
+    """``(model, query key)`` of an output record (:func:`record_query_key`: its
+    ``query_key``, or ``index:<index>`` for output written before that field); ``where``
+    names it in the error when one of them is missing (a record edited or written by
+    something else)."""
+    model, index, key = record.get("model"), record.get("index"), record.get("query_key")
+    if not isinstance(model, str) or (index is None and not (isinstance(key, str) and key)):
         field_name = "model" if not isinstance(model, str) else "index"
         raise InputError(
             f"{where}: field {field_name!r} is missing or not valid; this output folder was "
             "not written by creagraph score as it is (move it away to start fresh)"
         )
-    return (model, str(index))
+    return (model, record_query_key(record))
 
 
 def _keys(path: Path) -> Iterator[tuple[tuple[str, str], dict[str, Any]]]:
@@ -420,8 +424,9 @@ def score_files(
     Raises
     ------
     InputError
-        On a second row with the same (model, index) key, when that row is reached (the
-        rows before it are scored and kept).
+        On a second row with the same (model, query key) pair (see
+        :func:`creagraph.scoring.inputs.query_key`), when that row is reached (the rows
+        before it are scored and kept).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -442,7 +447,7 @@ def score_files(
                 continue
             if key in seen:
                 raise InputError(
-                    f"{r.source}: row {r.line}: duplicate query index {r.index!r} "
+                    f"{r.source}: row {r.line}: duplicate query {r.query_key!r} "
                     f"for model {r.model!r}"
                 )
             seen.add(key)

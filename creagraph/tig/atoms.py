@@ -28,7 +28,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -38,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from creagraph.core.io import InputError
+from creagraph.core.jsonish import loads_lenient
 from creagraph.core.llm import ChatClient
 from creagraph.core.text import normalize
 from creagraph.tig.schema import (
@@ -635,18 +635,10 @@ class PreExtractedAtoms:
 
 # --------------------------------------------------------------------------- LLM backend
 
-_FENCE = re.compile(r"```(?:json|JSON|js|javascript)?\s*\n?(.*?)```", re.DOTALL)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_LINE_COMMENT = re.compile(r"(?m)^\s*//.*$|(?<=[,\[{])\s*//[^\n]*")
-
-
 def parse_json_lenient(reply: str) -> Any:
-    """Parse JSON from an LLM reply, repairing common damage.
-
-    Handles a ``<think>…</think>`` prefix, a fenced code block, prose around the JSON
-    (the outermost ``{…}`` or ``[…]`` is taken), ``//`` comment lines, trailing commas and
-    typographic quotes.
+    """Parse JSON from an LLM reply with the package's one lenient reader
+    (:func:`creagraph.core.jsonish.loads_lenient`): ``<think>…</think>``, fences, prose
+    around the JSON, comments, trailing commas, typographic quotes, truncation.
 
     Raises
     ------
@@ -658,35 +650,7 @@ def parse_json_lenient(reply: str) -> Any:
     >>> parse_json_lenient('Sure!\\n```json\\n{"atoms": [{"type": "motif", "text": "x"},]}\\n```')
     {'atoms': [{'type': 'motif', 'text': 'x'}]}
     """
-    text = _THINK.sub("", reply).strip()
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    candidates = [text]
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if starts:
-        start = min(starts)
-        closer = "}" if text[start] == "{" else "]"
-        end = text.rfind(closer)
-        if end > start:
-            candidates.append(text[start : end + 1])
-    for candidate in candidates:
-        for attempt in (candidate, _repair(candidate)):
-            try:
-                return json.loads(attempt)
-            except json.JSONDecodeError:
-                continue
-    raise ValueError(f"no JSON could be recovered from the reply: {reply[:120]!r}")
-
-
-def _repair(text: str) -> str:
-    text = text.replace("“", '"').replace("”", '"').replace("’", "'")
-    text = _LINE_COMMENT.sub("", text)
-    previous = None
-    while previous != text:
-        previous = text
-        text = _TRAILING_COMMA.sub(r"\1", text)
-    return text
+    return loads_lenient(reply)
 
 
 def atoms_from_llm_reply(reply: str, idea: str) -> list[Atom]:

@@ -84,7 +84,7 @@ def test_a_duplicate_key_is_reported_when_reached(tmp_path):
     lines = answers.read_text().splitlines(keepends=True)
     answers.write_text("".join(lines + lines[1:2]))
     scorer = Scorer(StoredJudge(), HashingEmbedder(64))
-    with pytest.raises(InputError, match=r"answers\.jsonl: row 6: duplicate query index 1"):
+    with pytest.raises(InputError, match=r"answers\.jsonl: row 6: duplicate query 'index:1'"):
         score_files(iter_answers([answers]), scorer, tmp_path / "out")
     assert len(read_jsonl(tmp_path / "out" / "queries.jsonl")) == 5  # rows before it kept
 
