@@ -11,7 +11,7 @@ the list of valid values.
 from __future__ import annotations
 
 import os
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -33,14 +33,14 @@ __all__ = [
 ]
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """CREATE formulas: the paper's (default) or the published code's (SPEC §3.6)."""
 
     paper = "paper"
     published = "published"
 
 
-class JudgeKind(str, Enum):
+class JudgeKind(StrEnum):
     """Who judges each triple's specificity and factuality (SPEC §3.4)."""
 
     kg = "kg"
@@ -49,7 +49,7 @@ class JudgeKind(str, Enum):
     hybrid = "hybrid"
 
 
-class Engine(str, Enum):
+class Engine(StrEnum):
     """Where scoring runs."""
 
     local = "local"
@@ -109,6 +109,7 @@ def api_key_from_env(name: str | None) -> str | None:
             raise InputError(f"--llm-api-key-env: environment variable {name} is not set")
         return value
     return os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+
 
 StoreOpt = Annotated[
     Path | None,

@@ -7,81 +7,44 @@ from typing import Annotated
 
 import typer
 
-from creagraph.cliopts import EndpointOpt, StoreOpt
+from creagraph.cliopts import (
+    EndpointOpt,
+    Engine,
+    JudgeKind,
+    JudgeOpt,
+    LlmApiKeyEnvOpt,
+    LlmBaseUrlOpt,
+    LlmModelOpt,
+    Mode,
+    ModeOpt,
+    StoreOpt,
+)
 from creagraph.core.io import InputError, dumps, read_jsonl, write_records
-from creagraph.scoring.distributed import ENGINES, ScorerConfig, set_threads
+from creagraph.scoring.api import build_scorer
+from creagraph.scoring.distributed import ENGINES, ScorerConfig
+
+__all__ = ["register", "build_scorer"]
 
 
-def build_scorer(config: ScorerConfig):
-    """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from command-line choices.
+_FLAGS = {
+    "judge": "--judge",
+    "mode": "--mode",
+    "factuality_threshold": "--factuality-threshold",
+    "threads": "--threads",
+    "ceiling_k": "--ceiling-k",
+    "llm_base_url": "--llm-base-url",
+    "llm_model": "--llm-model",
+    "llm_api_key_env": "--llm-api-key-env",
+}
 
-    With ``ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the graph's
-    ceiling for each query (the CLI is the one place that wires the two jobs together).
-    Called once per process, also on distributed workers; it limits torch's and the BLAS
-    thread pools to ``config.threads`` there, so every process computes the same numbers.
-    """
-    judge, mode, store, endpoint = config.judge, config.mode, config.store, config.endpoint
-    llm_base_url, llm_model, ceiling_k = config.llm_base_url, config.llm_model, config.ceiling_k
-    factuality_threshold = config.factuality_threshold
-    from creagraph.core.embeddings import default_embedder
-    from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
-    from creagraph.scoring.pipeline import Scorer
 
-    config.validate()
-    set_threads(config.threads)
-    embedder = default_embedder()
-    kg = entity_linker = relation_linker = None
-    if judge in ("kg", "hybrid") or store is not None or endpoint is not None or ceiling_k:
-        from creagraph.kg import open_graph
-        from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+def _as_flags(message: str) -> str:
+    """A library error message with parameter names spelled as this command's flags."""
+    import re
 
-        kg = open_graph(Path(store) if store is not None else None, endpoint)
-        entity_linker = EntityLinker(kg)
-        relation_linker = RelationLinker(kg, embedder)
-    if judge == "stored":
-        the_judge = StoredJudge()
-    elif judge == "llm":
-        the_judge = LlmJudge(llm_base_url, llm_model)
-    else:
-        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker))
-        the_judge = (
-            kg_judge if judge == "kg" else HybridJudge(kg_judge, LlmJudge(llm_base_url, llm_model))
-        )
-    return Scorer(
-        the_judge,
-        embedder,
-        mode,  # type: ignore[arg-type]
-        factuality_threshold,
-        entity_linker,
-        relation_linker,
-        kg,
-        ceiling=_ceiling_hook(kg, embedder, mode, ceiling_k) if ceiling_k else None,
+    return re.sub(
+        r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)], message
     )
-
-
-def _ceiling_hook(kg, embedder, mode: str, k: int):
-    import math
-
-    from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
-
-    def clean(x: float) -> float | None:
-        return None if x is None or math.isnan(x) else x
-
-    def hook(ids: dict, utility: dict[str, float], grounded: list) -> dict:
-        oracle = oracle_paths(kg, ids, k=k, embedder=embedder, mode=mode)
-        return {
-            "k": k,
-            "n_paths": oracle.n_paths,
-            "n_strong": oracle.n_strong,
-            "truncated": oracle.truncated,
-            "utility": {str(g): v for g, v in oracle.ceiling.items()},
-            "fraction": {
-                str(g): clean(ceiling_fraction(utility[str(g)], oracle, g)) for g in oracle.ceiling
-            },
-            "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
-        }
-
-    return hook
 
 
 def register(app: typer.Typer) -> None:
@@ -96,23 +59,22 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str | None, typer.Option(help="Model name (else from a column or file name).")
         ] = None,
-        judge: Annotated[str, typer.Option(help="kg, stored, llm or hybrid.")] = "kg",
-        mode: Annotated[str, typer.Option(help="paper (default) or published.")] = "paper",
+        judge: JudgeOpt = JudgeKind.kg,
+        mode: ModeOpt = Mode.paper,
         store: StoreOpt = None,
         endpoint: EndpointOpt = None,
         factuality_threshold: Annotated[
             float, typer.Option(help="Min fraction of factual triples.")
         ] = 1.0,
-        llm_base_url: Annotated[
-            str | None, typer.Option(help="OpenAI-compatible base URL.")
-        ] = None,
-        llm_model: Annotated[str | None, typer.Option(help="Model name at that endpoint.")] = None,
+        llm_base_url: LlmBaseUrlOpt = None,
+        llm_model: LlmModelOpt = None,
+        llm_api_key_env: LlmApiKeyEnvOpt = None,
         ceiling: Annotated[
             bool, typer.Option(help="Also report the graph's oracle ceiling and path recall.")
         ] = False,
         ceiling_k: Annotated[int, typer.Option(help="Oracle path length bound.")] = 3,
         engine: Annotated[
-            str | None,
+            Engine | None,
             typer.Option(
                 help="local, dask or ray (default: local; dask when --workers or --address "
                 "is given without --engine)."
@@ -158,17 +120,23 @@ def register(app: typer.Typer) -> None:
         rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
         total = count_answers(inputs)
         config = ScorerConfig(
-            judge,
-            mode,
-            str(store.resolve()) if store is not None else None,  # workers may not share cwd
-            endpoint,
-            factuality_threshold,
-            llm_base_url,
-            llm_model,
-            ceiling_k if ceiling else None,
-            threads,
+            judge=JudgeKind(judge).value,
+            mode=Mode(mode).value,
+            # workers may not share the working directory
+            store=str(store.resolve()) if store is not None else None,
+            endpoint=endpoint,
+            factuality_threshold=factuality_threshold,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            ceiling_k=ceiling_k if ceiling else None,
+            threads=threads,
+            llm_api_key_env=llm_api_key_env,
         )
-        config.validate()
+        try:
+            config.validate()
+        except InputError as exc:  # name the command-line flags, not the API's parameters
+            raise InputError(_as_flags(str(exc))) from None
+        engine = Engine(engine).value if engine is not None else None
         if scheduler is not None:
             typer.echo("note: --scheduler is deprecated; use --engine dask --address", err=True)
             if address is not None and address != scheduler:
@@ -218,10 +186,20 @@ def register(app: typer.Typer) -> None:
                     value = row.get(key)
                     return f"{float(value):.2f}" if value not in (None, "") else "-"
 
+                extra = ""
+                if "ceiling_fraction_0.9_mean" in row:
+                    extra += (
+                        f"  ceiling s0.7 {fmt('ceiling_fraction_0.7_mean')} "
+                        f"s0.9 {fmt('ceiling_fraction_0.9_mean')}  "
+                        f"graph recall {fmt('graph_path_recall_mean')}"
+                    )
+                bad = int(row.get("judge_unparsed") or 0), int(row.get("judge_failed") or 0)
+                if any(bad):
+                    extra += f"  judge: {bad[0]} unparsed, {bad[1]} failed triples"
                 typer.echo(
                     f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
                     f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
-                    f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries)"
+                    f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries){extra}"
                 )
 
     @app.command()

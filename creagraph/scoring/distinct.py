@@ -5,9 +5,10 @@ the paths of every *other* model (a model's own paths never count against it), a
 ``ν(U) = max over u in U``. A query is identified by its query key (``query_id``, else
 ``index``, else the normalised query text; :func:`creagraph.scoring.inputs.query_key`),
 never by row number, so files in any order pair the same queries. Each per-path record
-names its nearest population path (text, model, query path index). Nearest neighbours come from a FAISS inner-product index per
-query: for a model with k paths in the index, its nearest other-model neighbour is among
-the k + 1 nearest hits, so one search per path suffices.
+names its nearest population path (text, model, query path index). Nearest neighbours
+come from a FAISS inner-product index per query: for a model with k paths in the index,
+its nearest other-model neighbour is among the k + 1 nearest hits, so one search per path
+suffices.
 
 Paths considered (as candidates and as population) are the scored paths that are kept
 (valid and factual) with quality above ``min_quality`` (3 in the published analysis).

@@ -31,6 +31,7 @@ __all__ = [
     "read_answers",
     "iter_answers",
     "count_answers",
+    "answer_rows",
     "query_key",
     "record_query_key",
     "REQUIRED_FIELDS",
@@ -157,39 +158,46 @@ def iter_answers(
     """
     for raw_path in paths:
         path = Path(raw_path)
-        records = iter_records(path)
-        for number, record in enumerate(records, start=1):
-            where = f"{path}: row {number}"
-            for name in REQUIRED_FIELDS:
-                value = record.get(name)
-                if not isinstance(value, str) or not value.strip():
-                    raise InputError(f"{where}: field {name!r} is missing or empty")
-            answer_field = next((f for f in _ANSWER_FIELDS if f in record), None)
-            if answer_field is None:
-                raise InputError(
-                    f"{where}: no answer field (expected one of {', '.join(_ANSWER_FIELDS)})"
-                )
-            name = (
-                model
-                or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
-                or _model_from_filename(path)
+        yield from answer_rows(iter_records(path), model, source=str(path))
+
+
+def answer_rows(
+    records: Iterable[dict[str, Any]], model: str | None = None, *, source: str = "<answers>"
+) -> Iterator[AnswerRow]:
+    """Answer rows from records already in memory (dicts with the fields of a file row);
+    errors name ``source`` and the record's number."""
+    path = Path(source)
+    for number, record in enumerate(records, start=1):
+        where = f"{source}: row {number}"
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: not an object")
+        for name in REQUIRED_FIELDS:
+            value = record.get(name)
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(f"{where}: field {name!r} is missing or empty")
+        answer_field = next((f for f in _ANSWER_FIELDS if f in record), None)
+        if answer_field is None:
+            raise InputError(
+                f"{where}: no answer field (expected one of {', '.join(_ANSWER_FIELDS)})"
             )
-            if not name:
-                raise InputError(f"{where}: no model name (give --model or a 'model' column)")
-            index = record.get("index")
-            key = query_key(record)
-            yield (
-                AnswerRow(
-                    source=str(path),
-                    line=number,
-                    index=index if index is not None else number - 1,
-                    model=name,
-                    query=record["query"],
-                    entity_a=record["entity_a"],
-                    entity_b=record["entity_b"],
-                    rel_b=record["rel_b"],
-                    answer=record[answer_field],
-                    extra=record,
-                    query_key=key,
-                )
-            )
+        name = (
+            model
+            or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
+            or _model_from_filename(path)
+        )
+        if not name:
+            raise InputError(f"{where}: no model name (give a model name or a 'model' column)")
+        index = record.get("index")
+        yield AnswerRow(
+            source=source,
+            line=number,
+            index=index if index is not None else number - 1,
+            model=name,
+            query=record["query"],
+            entity_a=record["entity_a"],
+            entity_b=record["entity_b"],
+            rel_b=record["rel_b"],
+            answer=record[answer_field],
+            extra=record,
+            query_key=query_key(record),
+        )

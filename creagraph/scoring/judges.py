@@ -32,6 +32,7 @@ __all__ = [
     "LlmJudge",
     "HybridJudge",
     "LLM_PROMPT",
+    "judge_errors",
 ]
 
 
@@ -82,6 +83,32 @@ class KgJudge:
         return out
 
 
+def _stored_list(row, path_index: int, field_name: str) -> list:
+    values = row.extra.get(field_name)
+    if isinstance(values, str):
+        try:
+            values = json.loads(values)
+        except (ValueError, RecursionError):
+            values = None  # reported just below, naming the row and field
+    if not isinstance(values, list):
+        raise InputError(
+            f"{row.source}: row {row.line}: the stored judge needs field "
+            f"{field_name!r} (a list per path)"
+        )
+    if path_index >= len(values):
+        raise InputError(
+            f"{row.source}: row {row.line}: field {field_name!r} has {len(values)} "
+            f"paths, path {path_index} was parsed"
+        )
+    value = values[path_index] or []
+    if not isinstance(value, list):
+        raise InputError(
+            f"{row.source}: row {row.line}: field {field_name!r}, path {path_index}: "
+            "not a list of per-triple values"
+        )
+    return value
+
+
 class StoredJudge:
     """Judgments stored in the input rows (the published judge's outputs).
 
@@ -99,27 +126,16 @@ class StoredJudge:
         self.specificity_field = specificity_field
         self.factuality_field = factuality_field
 
-    def judge(self, row, path_index, triples):
-        def per_path(field_name: str) -> list:
-            values = row.extra.get(field_name)
-            if isinstance(values, str):
-                try:
-                    values = json.loads(values)
-                except (ValueError, RecursionError):
-                    values = None  # reported just below, naming the row and field
-            if not isinstance(values, list):
-                raise InputError(
-                    f"{row.source}: row {row.line}: the stored judge needs field "
-                    f"{field_name!r} (a list per path)"
-                )
-            if path_index >= len(values):
-                raise InputError(
-                    f"{row.source}: row {row.line}: field {field_name!r} has {len(values)} "
-                    f"paths, path {path_index} was parsed"
-                )
-            return values[path_index] or []
+    def stored_lists(self, row, path_index: int) -> tuple[list, list]:
+        """The stored per-triple σ and factuality lists of one path, as stored (their
+        length may differ from the path's: published mode averages what is there)."""
+        return (
+            _stored_list(row, path_index, self.specificity_field),
+            _stored_list(row, path_index, self.factuality_field),
+        )
 
-        sal, fact = per_path(self.specificity_field), per_path(self.factuality_field)
+    def judge(self, row, path_index, triples):
+        sal, fact = self.stored_lists(row, path_index)
         out = []
         for i in range(len(triples)):
             s = int(sal[i]) if i < len(sal) and sal[i] is not None else None
@@ -132,24 +148,101 @@ class StoredJudge:
         return out
 
 
-LLM_PROMPT = """You judge knowledge-graph triples written by another model.
-For each triple (head, relation, tail) below, estimate:
-- class_a: how many entities x satisfy (x, relation, tail) in the real world (an integer);
-- class_b: how many entities y satisfy (head, relation, y) (an integer);
-- factual: 1 if the triple is true, 0 if false or unverifiable.
-Answer with JSON only: {"triples": [{"class_a": int, "class_b": int, "factual": 0 or 1}, ...]}
-with exactly one object per triple, in order.
+LLM_PROMPT = """You are checking a knowledge path that another model wrote to answer a query.
 
-Triples:
+Query: {query}
+The path must connect "{entity_a}" to something with relation "{rel_b}" to "{entity_b}".
+Path (triples in order, as [head, relation, tail]):
 {triples}
+
+For EACH triple, first write a short explanation of your reasoning, then give:
+- class_a: about how many entities x satisfy (x, relation, tail) in the real world (an integer);
+- class_b: about how many entities y satisfy (head, relation, y) in the real world (an integer);
+- judgment: "not hallucinated" if the triple is a true fact, "hallucinated" if it is false
+  or made up.
+Answer with JSON only, one object per triple, in the order given:
+{"triples": [{"explanation": "...", "class_a": 120, "class_b": 3, "judgment": "not hallucinated"}]}
 """
+
+REPAIR_PROMPT = """Your reply could not be read: {problem}.
+Reply again with JSON only, with exactly {n} objects in "triples", in this form:
+{"triples": [{"explanation": "...", "class_a": 120, "class_b": 3, "judgment": "not hallucinated"}]}
+"""
+
+#: Longest raw reply kept in a judgment's evidence when it could not be read.
+RAW_REPLY_CHARS = 20_000
+
+
+def _read_items(content: str | None, n: int) -> tuple[list[dict[str, Any] | None], str | None]:
+    """Per-triple readings of a judge reply: ``{"class_size", "factual"}`` or ``None`` per
+    triple, and what went wrong (``None`` when every triple was read)."""
+    from creagraph.core.jsonish import lenient_bool, lenient_number, loads_lenient
+
+    empty: list[dict[str, Any] | None] = [None] * n
+    if not content or not content.strip():
+        return empty, "the reply is empty"
+    try:
+        data = loads_lenient(content)
+    except ValueError:
+        return empty, "no JSON could be read from the reply"
+    if isinstance(data, dict):
+        found = next(
+            (data[k] for k in ("triples", "judgments", "results", "items") if k in data), None
+        )
+        data = found if isinstance(found, list) else [data] if n == 1 else data
+    if not isinstance(data, list):
+        return empty, 'the reply has no "triples" list'
+    out: list[dict[str, Any] | None] = []
+    for i in range(n):
+        item = data[i] if i < len(data) else None
+        if not isinstance(item, dict):
+            out.append(None)
+            continue
+        lowered = {str(k).casefold(): v for k, v in item.items()}
+        sizes = [lenient_number(lowered.get(k)) for k in ("class_a", "class_b")]
+        sizes = [x for x in sizes if x is not None]
+        if not sizes:
+            for k in ("class_size", "size", "larger_class"):
+                x = lenient_number(lowered.get(k))
+                if x is not None:
+                    sizes = [x]
+                    break
+        verdict = None
+        for k in ("judgment", "factual", "factuality", "verdict", "true"):
+            if k in lowered:
+                verdict = lenient_bool(lowered[k])
+                if verdict is not None:
+                    break
+        if not sizes and verdict is None:
+            out.append(None)
+            continue
+        size = max(sizes) if sizes else None
+        out.append(
+            {
+                "class_size": int(max(size, 0)) if size is not None else None,
+                "factual": verdict,
+            }
+        )
+    missing = sum(1 for x in out if x is None)
+    if missing:
+        return out, f"{missing} of {n} triples have no readable class size or judgment"
+    return out, None
 
 
 class LlmJudge:
     """A judge that asks an OpenAI-compatible chat-completions endpoint (SPEC §3.4).
 
-    It asks for the same quantities the knowledge graph gives: class-size estimates of
-    C_A and C_B per triple (mapped to σ with the published mapping) and factuality.
+    It sends what the published judge saw — the query, its start and target, and the whole
+    path — and asks, per triple, for an explanation *before* the verdicts: class-size
+    estimates of C_A and C_B (the larger mapped to σ with the published mapping) and
+    "hallucinated" / "not hallucinated".
+
+    It fails soft: replies are read leniently (:mod:`creagraph.core.jsonish`: reasoning
+    blocks, prose, numbers as text, yes/no verdicts, truncation); a reply that still
+    cannot be read is asked again once with a repair prompt, and what remains unreadable
+    is recorded with status ``unknown`` (``error: "unparsed"``, the raw reply kept). An
+    HTTP error or an empty (``null``) message on one path records that path's triples as
+    ``unknown`` (``error: "failed"``) and the run goes on.
 
     Parameters
     ----------
@@ -158,7 +251,10 @@ class LlmJudge:
     model : str
         Model name sent in the request (``$CREAGRAPH_LLM_MODEL``).
     api_key : str, optional
-        Bearer token (``$CREAGRAPH_LLM_API_KEY`` or ``$OPENAI_API_KEY``).
+        Bearer token; else read from ``api_key_env``, else ``$CREAGRAPH_LLM_API_KEY`` or
+        ``$OPENAI_API_KEY``.
+    api_key_env : str, optional
+        Name of the environment variable holding the key (an error when it is unset).
     """
 
     name = "llm"
@@ -169,8 +265,10 @@ class LlmJudge:
         model: str | None = None,
         api_key: str | None = None,
         *,
+        api_key_env: str | None = None,
         timeout: float = 120.0,
         retries: int = 3,
+        backoff: float = 1.0,
     ):
         from creagraph.core.llm import ChatClient
 
@@ -178,9 +276,13 @@ class LlmJudge:
         model = model or os.environ.get("CREAGRAPH_LLM_MODEL")
         if not base_url or not model:
             raise InputError(
-                "the llm judge needs an OpenAI-compatible endpoint: --llm-base-url and "
-                "--llm-model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
+                "the llm judge needs an OpenAI-compatible endpoint: llm_base_url and "
+                "llm_model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
             )
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise InputError(f"llm_api_key_env: environment variable {api_key_env} is not set")
         self.model = model
         self.client = ChatClient(
             base_url,
@@ -190,39 +292,81 @@ class LlmJudge:
             or os.environ.get("OPENAI_API_KEY"),
             timeout=timeout,
             retries=retries,
+            backoff=backoff,
         )
 
-    def judge(self, row, path_index, triples):
-        from creagraph.scoring.parse import _load
+    def _ask(self, messages: list[dict[str, str]], n: int) -> tuple[str | None, str | None]:
+        from creagraph.core.llm import LLMError
 
+        try:
+            return self.client.chat(messages, max_tokens=256 * n + 256), None
+        except LLMError as exc:
+            return None, str(exc)
+
+    def judge(self, row, path_index, triples):
+        n = len(triples)
+        backend = {"backend": f"llm:{self.model}"}
         listing = "\n".join(
             f"{i + 1}. {json.dumps(list(t), ensure_ascii=False)}" for i, t in enumerate(triples)
         )
-        content = self.client.chat(
-            [{"role": "user", "content": LLM_PROMPT.replace("{triples}", listing)}],
-            max_tokens=64 * len(triples) + 64,
-        )
-        try:
-            start, end = content.find("{"), content.rfind("}")
-            items = _load(content[start : end + 1], [])["triples"]
-        except (ValueError, KeyError, TypeError):
-            items = []
+        prompt = LLM_PROMPT
+        for key, value in (
+            ("{query}", getattr(row, "query", None) or "(not given)"),
+            ("{entity_a}", getattr(row, "entity_a", None) or "?"),
+            ("{entity_b}", getattr(row, "entity_b", None) or "?"),
+            ("{rel_b}", getattr(row, "rel_b", None) or "?"),
+            ("{triples}", listing),
+        ):
+            prompt = prompt.replace(key, str(value))
+        messages = [{"role": "user", "content": prompt}]
+        content, error = self._ask(messages, n)
+        if error is not None:
+            failed = {**backend, "error": "failed", "detail": error}
+            return [TripleJudgment(None, None, "unknown", dict(failed)) for _ in triples]
+        items, problem = _read_items(content, n)
+        raws = [content]
+        if problem is not None:
+            repair = REPAIR_PROMPT.replace("{problem}", problem).replace("{n}", str(n))
+            retry, error = self._ask(
+                [
+                    *messages,
+                    {"role": "assistant", "content": content or ""},
+                    {"role": "user", "content": repair},
+                ],
+                n,
+            )
+            if error is None:
+                raws.append(retry)
+                again, _ = _read_items(retry, n)
+                items = [a if a is not None else b for a, b in zip(items, again)]
         out = []
-        for i in range(len(triples)):
-            item = items[i] if i < len(items) and isinstance(items[i], dict) else None
-            evidence = {"backend": f"llm:{self.model}"}
-            try:
-                size = max(int(item.get("class_a", 0)), int(item.get("class_b", 0)))
-                factual = float(item.get("factual", 0))
-            except (AttributeError, TypeError, ValueError):
-                out.append(
-                    TripleJudgment(None, None, "unparsed", {**evidence, "raw": content[:500]})
-                )
+        for item in items:
+            if item is None:
+                raw = "\n---\n".join(r or "" for r in raws)[:RAW_REPLY_CHARS]
+                evidence = {**backend, "error": "unparsed", "raw": raw, "repair_asked": True}
+                out.append(TripleJudgment(None, None, "unknown", evidence))
                 continue
+            size, verdict = item["class_size"], item["factual"]
             out.append(
-                TripleJudgment(specificity(size), factual, "llm", {**evidence, "class_size": size})
+                TripleJudgment(
+                    specificity(size) if size is not None else None,
+                    None if verdict is None else float(verdict),
+                    "llm",
+                    {**backend, "class_size": size},
+                )
             )
         return out
+
+
+def judge_errors(judgments: Sequence[TripleJudgment]) -> dict[str, int]:
+    """Counts of triples whose judge reply could not be read (``unparsed``) or whose
+    request failed (``failed``)."""
+    counts = {"unparsed": 0, "failed": 0}
+    for j in judgments:
+        kind = j.evidence.get("error")
+        if kind in counts:
+            counts[kind] += 1
+    return counts
 
 
 class HybridJudge:

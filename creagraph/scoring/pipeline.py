@@ -62,7 +62,7 @@ from creagraph.core.metrics import (
 )
 from creagraph.core.progress import progress_bar
 from creagraph.scoring.inputs import AnswerRow, record_query_key
-from creagraph.scoring.judges import Judge
+from creagraph.scoring.judges import Judge, StoredJudge, judge_errors
 from creagraph.scoring.parse import parse_answer
 from creagraph.scoring.validity import check_validity, check_validity_published
 
@@ -74,24 +74,57 @@ CURVE_GAMMAS = tuple(round(0.1 * i, 1) for i in range(11))
 
 def query_ids(row: AnswerRow) -> dict[str, Any] | None:
     """The query's start/relation/target ids, from generated-query fields or the published
-    source path (``triple1`` holds the start entity, the last ``tripleN`` the target)."""
+    source path (``triple1`` holds the start entity, the last ``tripleN`` the target).
+
+    The source path, when the row has one, is given in the oracle's form
+    (``subject``/``property``/``object`` ids, with labels): generated queries carry it as
+    ``source_path`` records, published rows as ``triple1``… id lists with
+    ``triple1_labels``… (their ``source_path`` field holds labels only).
+    """
     extra = row.extra
+    triples = [extra.get(f"triple{i}") for i in range(1, 6)]
+    numbered = [
+        (t, extra.get(f"triple{i}_labels"))
+        for i, t in enumerate(triples, start=1)
+        if isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)
+    ]
+    source: list[dict[str, Any]] | None = None
+    generated = extra.get("source_path")
+    if (
+        isinstance(generated, list)
+        and generated
+        and all(
+            isinstance(t, dict) and {"subject", "property", "object"} <= t.keys() for t in generated
+        )
+    ):
+        source = generated
+    elif numbered:
+        source = []
+        for ids, labels in numbered:
+            record = {"subject": ids[0], "property": ids[1], "object": ids[2]}
+            if isinstance(labels, list) and len(labels) == 3:
+                record.update(
+                    subject_label=labels[0], property_label=labels[1], object_label=labels[2]
+                )
+            source.append(record)
     if all(extra.get(k) for k in ("entity_a_id", "rel_b_id", "entity_b_id")):
-        return {
+        out = {
             k: extra[k]
             for k in ("entity_a_id", "rel_b_id", "entity_b_id", "query_id")
             if k in extra
         }
-    triples = [extra.get(f"triple{i}") for i in range(1, 6)]
-    triples = [t for t in triples if isinstance(t, list) and len(t) == 3]
-    if not triples:
+    elif numbered:
+        out = {
+            "entity_a_id": numbered[0][0][0],
+            "rel_b_id": numbered[-1][0][1],
+            "entity_b_id": numbered[-1][0][2],
+        }
+    else:
         return None
-    return {
-        "entity_a_id": triples[0][0],
-        "rel_b_id": triples[-1][1],
-        "entity_b_id": triples[-1][2],
-        "source_path": [{"ids": t} for t in triples],
-    }
+    out.setdefault("query_id", row.query_key)
+    if source is not None:
+        out["source_path"] = source
+    return out
 
 
 def _finite(x: float) -> float | None:
@@ -159,6 +192,18 @@ class Scorer:
             same_relation=same,
         )
 
+    def _published_stored(self, row: AnswerRow, i: int, n_triples: int):
+        """In published mode with the stored judge, the stored lists of path ``i`` when
+        their length differs from the path's (else ``None``: the aligned judgments are
+        used). The published code averages the factuality judgments it has and takes σ
+        from the stored list (SPEC §3.6 quirk e)."""
+        if self.mode != "published" or not isinstance(self.judge, StoredJudge):
+            return None
+        sigmas, facts = self.judge.stored_lists(row, i)
+        if len(sigmas) == n_triples and len(facts) == n_triples:
+            return None
+        return sigmas, facts
+
     def score(self, row: AnswerRow) -> ScoreResult:
         parsed = parse_answer(row.answer)
         path_records: list[dict[str, Any]] = []
@@ -166,6 +211,7 @@ class Scorer:
         kept_quality: list[float] = []
         kept_grounded: list[list[list[str]] | None] = []
         status_counts: dict[str, int] = {}
+        error_counts = {"unparsed": 0, "failed": 0}
         for i, path in enumerate(parsed.paths):
             validity = self._validity(row, path.triples)
             judgments = self.judge.judge(row, i, path.triples) if path.triples else []
@@ -173,6 +219,8 @@ class Scorer:
             factual_flags = [j.factual for j in judgments]
             for j in judgments:
                 status_counts[j.status] = status_counts.get(j.status, 0) + 1
+            for kind, n in judge_errors(judgments).items():
+                error_counts[kind] += n
             fraction = (
                 sum(1 for f in factual_flags if f is not None and f >= 1.0) / len(factual_flags)
                 if factual_flags
@@ -181,6 +229,14 @@ class Scorer:
             factual = bool(factual_flags) and fraction >= self.factuality_threshold
             considered = sigmas[:-1] if len(sigmas) > 1 else sigmas
             strength = None if any(s is None for s in considered) else path_strength(sigmas)
+            stored = self._published_stored(row, i, len(path.triples))
+            if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
+                stored_sigmas, stored_facts = stored
+                facts = [float(f) for f in stored_facts if f is not None]
+                fraction = sum(facts) / len(facts) if facts else 0.0
+                factual = bool(facts) and fraction >= self.factuality_threshold
+                sal = [int(x) for x in stored_sigmas if x is not None]
+                strength = path_strength(sal) if len(sal) == len(stored_sigmas) else None
             quality = float(strength) if factual and strength is not None else 0.0
             kept = validity.valid and factual
             text = path_string(path.triples) if validity.valid else None
@@ -238,6 +294,7 @@ class Scorer:
             "mean_pairwise_distance": _finite(mean_pairwise_distance(d)) if len(d) else None,
             "mean_pairwise_raw_distance": _finite(mean_pairwise_distance(raw)) if len(d) else None,
             "triple_status": dict(sorted(status_counts.items())),
+            "judge_errors": error_counts,
             "source": row.source,
         }
         if self.ceiling is not None:
@@ -297,8 +354,20 @@ _SUMMARY_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
+_CEILING_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "ceiling_fraction_0.7": lambda c: (c.get("fraction") or {}).get("0.7"),
+    "ceiling_fraction_0.9": lambda c: (c.get("fraction") or {}).get("0.9"),
+    "graph_path_recall": lambda c: c.get("graph_path_recall"),
+}
+
+
 def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-model table like the published Table 1: mean (sd) over queries.
+
+    Also the totals of triples whose LLM judge reply could not be read
+    (``judge_unparsed``) or whose request failed (``judge_failed``), and, when the queries
+    carry the graph's ceiling (``--ceiling``), the mean (sd) of the ceiling fraction at
+    γ = 0.7 and 0.9 and of graph path recall (over the queries where they are defined).
 
     ``queries`` may be any iterable (e.g. :func:`creagraph.core.io.iter_jsonl` over a
     ``queries.jsonl``): it is consumed once, keeping only running sums per model, and the
@@ -314,21 +383,35 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     (2, 0.5, 0.0, None)
     """
     by_model: dict[str, tuple[list[int], dict[str, _ExactMoments]]] = {}
+    has_ceiling = False
     for q in queries:
         count, moments = by_model.setdefault(
-            q["model"], ([0], {name: _ExactMoments() for name in _SUMMARY_COLUMNS})
+            q["model"],
+            (
+                [0, 0, 0],
+                {name: _ExactMoments() for name in (*_SUMMARY_COLUMNS, *_CEILING_COLUMNS)},
+            ),
         )
         count[0] += 1
+        errors = q.get("judge_errors") or {}
+        count[1] += int(errors.get("unparsed", 0))
+        count[2] += int(errors.get("failed", 0))
         for name, get in _SUMMARY_COLUMNS.items():
             moments[name].add(get(q))
+        if q.get("ceiling"):
+            has_ceiling = True
+            for name, get in _CEILING_COLUMNS.items():
+                moments[name].add(get(q["ceiling"]))
     table = []
     for model in sorted(by_model):
         count, moments = by_model[model]
         entry: dict[str, Any] = {"model": model, "n_queries": count[0]}
-        for name in _SUMMARY_COLUMNS:
+        for name in (*_SUMMARY_COLUMNS, *(_CEILING_COLUMNS if has_ceiling else ())):
             mean, sd = moments[name].mean_sd()
             entry[f"{name}_mean"] = mean
             entry[f"{name}_sd"] = sd
+        entry["judge_unparsed"] = count[1]
+        entry["judge_failed"] = count[2]
         table.append(entry)
     return table
 

@@ -1,0 +1,259 @@
+"""CREATE scoring in one call: :func:`score` (SPEC §3.2–3.8, §6 "Python API first").
+
+>>> import creagraph
+>>> tables = creagraph.score("answers.jsonl", judge="stored", mode="published")  # doctest: +SKIP
+>>> tables.summary[0]["s_0.9_mean"]                                                # doctest: +SKIP
+
+:func:`score` reads answers (files, or records as dicts), builds the scorer the way
+``creagraph score`` does (:func:`build_scorer`, from a :class:`ScorerConfig` with named
+fields), scores through :func:`creagraph.scoring.pipeline.score_files` and returns the
+per-query, per-path and per-model tables. The command line, the demo and the benchmarks
+call these functions, so a Python run and a CLI run give the same numbers.
+
+Errors name the parameters of this API (``judge``, ``llm_base_url`` …), not CLI flags.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from creagraph.core.io import InputError, iter_jsonl, read_jsonl
+from creagraph.scoring.distributed import ScorerConfig, set_threads
+from creagraph.scoring.inputs import AnswerRow, answer_rows, iter_answers
+
+__all__ = ["score", "ScoreTables", "ScorerConfig", "build_scorer", "ceiling_hook"]
+
+
+@dataclass
+class ScoreTables:
+    """What :func:`score` returns: plain records, one list per table.
+
+    Attributes
+    ----------
+    queries : list of dict
+        One record per (model, query): utilities, curve, counts, judge statuses.
+    paths : list of dict
+        One record per parsed path: triples, validity, judgments, quality, kept.
+    summary : list of dict
+        One row per model: mean (sd) over queries (the ``summary.csv`` table).
+    out : Path or None
+        The output directory when one was given (else the files were temporary).
+    """
+
+    queries: list[dict[str, Any]]
+    paths: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+    out: Path | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def frames(self):
+        """The three tables as pandas DataFrames ``(queries, paths, summary)``."""
+        import pandas as pd
+
+        return pd.DataFrame(self.queries), pd.DataFrame(self.paths), pd.DataFrame(self.summary)
+
+
+def _value(x: Any) -> Any:
+    return getattr(x, "value", x)
+
+
+def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
+    """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from a :class:`ScorerConfig`.
+
+    With ``config.ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the
+    graph's ceiling for each query. ``kg`` (an opened graph) and ``embedder`` are used
+    when given instead of opening ``config.store`` / ``config.endpoint`` and loading the
+    default embedder. Called once per process, also on distributed workers; it limits
+    torch's and the BLAS thread pools to ``config.threads`` there, so every process
+    computes the same numbers.
+    """
+    from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
+    from creagraph.scoring.pipeline import Scorer
+
+    config.validate()
+    judge, mode = _value(config.judge), _value(config.mode)
+    set_threads(config.threads)
+    if embedder is None:
+        from creagraph.core.embeddings import default_embedder
+
+        embedder = default_embedder()
+    entity_linker = relation_linker = None
+    needs_graph = (
+        judge in ("kg", "hybrid")
+        or config.store is not None
+        or config.endpoint is not None
+        or config.ceiling_k
+        or kg is not None
+    )
+    if needs_graph:
+        from creagraph.scoring.grounding import EntityLinker, RelationLinker
+
+        if kg is None:
+            from creagraph.kg import open_graph
+
+            kg = open_graph(Path(config.store) if config.store else None, config.endpoint)
+        entity_linker = EntityLinker(kg)
+        relation_linker = RelationLinker(kg, embedder)
+
+    def llm() -> LlmJudge:
+        return LlmJudge(config.llm_base_url, config.llm_model, api_key_env=config.llm_api_key_env)
+
+    if judge == "stored":
+        the_judge: Any = StoredJudge()
+    elif judge == "llm":
+        the_judge = llm()
+    else:
+        from creagraph.scoring.grounding import Grounder
+
+        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker))
+        the_judge = kg_judge if judge == "kg" else HybridJudge(kg_judge, llm())
+    return Scorer(
+        the_judge,
+        embedder,
+        mode,
+        config.factuality_threshold,
+        entity_linker,
+        relation_linker,
+        kg,
+        ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
+    )
+
+
+def ceiling_hook(kg, embedder, mode: str, k: int):
+    """The scorer's ceiling hook: the graph's oracle paths of a query (SPEC §3.8), their
+    utility, the model's fraction of it and its recall of the graph's strong paths."""
+    from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
+
+    def clean(x: float | None) -> float | None:
+        return None if x is None or math.isnan(x) else x
+
+    def hook(ids: dict, utility: dict[str, float], grounded: list) -> dict:
+        oracle = oracle_paths(kg, ids, k=k, embedder=embedder, mode=mode)
+        return {
+            "k": k,
+            "n_paths": oracle.n_paths,
+            "n_strong": oracle.n_strong,
+            "truncated": oracle.truncated,
+            "source_path_found": oracle.source_path_found,
+            "utility": {str(g): v for g, v in oracle.ceiling.items()},
+            "fraction": {
+                str(g): clean(ceiling_fraction(utility[str(g)], oracle, g)) for g in oracle.ceiling
+            },
+            "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
+        }
+
+    return hook
+
+
+def _rows(answers: Any, model: str | None) -> Iterable[AnswerRow]:
+    if isinstance(answers, str | os.PathLike):
+        return iter_answers([answers], model)
+    items = list(answers)
+    if all(isinstance(a, AnswerRow) for a in items):
+        return items
+    if all(isinstance(a, str | os.PathLike) for a in items):
+        return iter_answers(items, model)
+    if all(isinstance(a, Mapping) for a in items):
+        return answer_rows(items, model, source="<answers>")
+    raise InputError(
+        "answers must be a file path, a list of file paths, a list of answer records "
+        "(dicts) or a list of AnswerRow"
+    )
+
+
+def score(
+    answers: Any,
+    *,
+    judge: str = "kg",
+    mode: str = "paper",
+    store: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    kg: Any = None,
+    embedder: Any = None,
+    model: str | None = None,
+    factuality_threshold: float = 1.0,
+    llm_base_url: str | None = None,
+    llm_model: str | None = None,
+    llm_api_key_env: str | None = None,
+    ceiling_k: int | None = None,
+    threads: int | None = 1,
+    out: str | os.PathLike[str] | None = None,
+    config: ScorerConfig | None = None,
+) -> ScoreTables:
+    """Score CREATE answers in one call and return the per-query, per-path and per-model
+    tables (SPEC §3.2–3.8).
+
+    Parameters
+    ----------
+    answers : path, list of paths, list of dicts or list of AnswerRow
+        Answer files (.jsonl/.json/.csv/.parquet) or records with ``query``,
+        ``entity_a``, ``entity_b``, ``rel_b`` and an answer (``path_prediction``).
+    judge : {"kg", "stored", "llm", "hybrid"}
+        ``kg`` grounds triples in the graph (``store``/``endpoint``/``kg``); ``stored``
+        reads the published judge's columns; ``llm`` asks ``llm_base_url``/``llm_model``;
+        ``hybrid`` is kg with the llm for what the graph cannot verify.
+    mode : {"paper", "published"}
+        The paper's formulas, or the published code's behaviour (SPEC §3.6).
+    store, endpoint : optional
+        Embedded store directory or SPARQL endpoint (``kg``: an already opened graph).
+    embedder : optional
+        Path-string embedder (default all-MiniLM-L6-v2).
+    model : str, optional
+        Model name for every row (else from a column or the file name).
+    factuality_threshold : float
+        Minimum fraction of factual triples for a path to be kept.
+    llm_base_url, llm_model, llm_api_key_env : optional
+        The OpenAI-compatible endpoint of the ``llm``/``hybrid`` judge and the name of the
+        environment variable holding its key.
+    ceiling_k : int, optional
+        Also compute the graph's oracle ceiling with paths up to this many triples.
+    threads : int or None
+        Torch/BLAS threads (1 keeps results identical across machines and engines).
+    out : path, optional
+        Keep the output files here (resumable, as ``creagraph score --out``); by default
+        a temporary directory is used and removed.
+    config : ScorerConfig, optional
+        All of the above at once; keyword arguments given explicitly are ignored then.
+
+    Returns
+    -------
+    ScoreTables
+    """
+    if config is None:
+        config = ScorerConfig(
+            judge=_value(judge),
+            mode=_value(mode),
+            store=str(Path(store).resolve()) if store is not None else None,
+            endpoint=endpoint,
+            factuality_threshold=factuality_threshold,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            ceiling_k=ceiling_k,
+            threads=threads,
+            llm_api_key_env=llm_api_key_env,
+        )
+    else:
+        config = replace(config, judge=_value(config.judge), mode=_value(config.mode))
+    config.validate()
+    from creagraph.scoring.pipeline import score_files
+
+    scorer = build_scorer(config, kg=kg, embedder=embedder)
+    rows = _rows(answers, model)
+    if out is not None:
+        return _collect(Path(out), score_files(rows, scorer, out), keep=True)
+    with tempfile.TemporaryDirectory(prefix="creagraph-score-") as tmp:
+        return _collect(Path(tmp), score_files(rows, scorer, tmp), keep=False)
+
+
+def _collect(out: Path, counts: dict[str, int], *, keep: bool) -> ScoreTables:
+    from creagraph.scoring.pipeline import summarize
+
+    queries = read_jsonl(out / "queries.jsonl")
+    paths = list(iter_jsonl(out / "paths.jsonl"))
+    return ScoreTables(queries, paths, summarize(queries), out if keep else None, counts)
