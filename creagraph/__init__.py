@@ -8,6 +8,22 @@ Subpackages, one per job, over a shared core:
 - :mod:`creagraph.querygen` — CREATE query generation and the graph's oracle ceiling.
 - :mod:`creagraph.tig` — Ekphrasis novelty anchors from Typed Idea Graphs.
 - :mod:`creagraph.judgments` — Bradley–Terry and rater-agreement statistics.
+
+CREATE scoring in one call: ``creagraph.score(answers, judge=..., mode=..., store=...)``
+(:func:`creagraph.scoring.api.score`), configured by keywords or a
+:class:`~creagraph.scoring.distributed.ScorerConfig`.
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["score", "ScorerConfig", "ScoreTables", "__version__"]
+
+
+def __getattr__(name: str):
+    """``creagraph.score`` and its config/result types, imported on first use (the CLI
+    starts without loading the scoring job)."""
+    if name in ("score", "ScorerConfig", "ScoreTables"):
+        from creagraph.scoring import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'creagraph' has no attribute {name!r}")

@@ -40,8 +40,11 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
     """Scored queries from ``creagraph score`` output directories or ``queries.jsonl`` files.
 
     Each record needs ``model`` (text) and ``utility`` with numeric ``"0.7"`` and ``"0.9"``.
+    A model found in two of the given results is an error (its queries would be merged
+    silently otherwise).
     """
     queries: list[dict[str, Any]] = []
+    owner: dict[str, Path] = {}
     for item in results:
         path = Path(item)
         path = path / "queries.jsonl" if path.is_dir() else path
@@ -49,7 +52,12 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
             raise InputError(f"{path}: file not found (expected `creagraph score` output)")
         for number, record in enumerate(read_jsonl(path), start=1):
             where = f"{path}: record {number}"
-            _require(record, where, "model", str)
+            model = _require(record, where, "model", str)
+            if owner.setdefault(model, path) != path:
+                raise InputError(
+                    f"model {model!r} is in both {owner[model]} and {path}: "
+                    "give each model's scores once"
+                )
             utility = _require(record, where, "utility", dict)
             for gamma in ("0.7", "0.9"):
                 if not _number(utility.get(gamma)):
