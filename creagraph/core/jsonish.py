@@ -184,7 +184,23 @@ def _drop_dangling(text: str) -> str:
     cut = max(text.rfind(","), text.rfind("{"), text.rfind("["))
     if cut < 0:
         return text
+    if text[cut] in "{[" and cut > 0:  # an element cut right after it opened: drop it
+        return text[:cut].rstrip().removesuffix(",")
     return text[: cut + 1] if text[cut] in "{[" else text[:cut]
+
+
+def _has_set(value: Any) -> bool:
+    stack, seen = [value], 0
+    while stack and seen < 1_000_000:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, set | frozenset):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def load_repaired(
@@ -236,6 +252,8 @@ def load_repaired(
                 name += " (Python literal)"
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
+            if _has_set(value):  # '{"x"}' is a cut-off object, not a set
+                continue
         if name != "as written":
             repairs.append(name)
         return value
@@ -244,7 +262,8 @@ def load_repaired(
 
 def strip_reasoning(text: str) -> str:
     """The text after a closing reasoning tag (``</think>``…), or without a closed
-    ``<think>…</think>`` block; an unclosed ``<think>`` keeps what follows it."""
+    ``<think>…</think>`` block; an unclosed ``<think>`` (reasoning cut off) leaves only
+    what precedes it."""
     lowered = text.lower()
     for marker in _THINK_CLOSE:
         k = lowered.rfind(marker)
@@ -253,6 +272,8 @@ def strip_reasoning(text: str) -> str:
             if after.strip():
                 return after
             return text[: lowered.find("<think>")] if "<think>" in lowered else text
+    if "<think>" in lowered:  # reasoning cut off before any answer
+        return text[: lowered.find("<think>")]
     return text
 
 
@@ -275,6 +296,17 @@ def _first_value(text: str) -> Any:
     if not starts:
         raise ValueError("no JSON value")
     value, _ = json.JSONDecoder().raw_decode(text, min(starts))
+    return value
+
+
+def _as_json(value: Any, depth: int = 0) -> Any:
+    """Python-literal results as JSON values: tuples and sets become lists."""
+    if depth > 500:
+        raise ValueError("the text is nested too deeply to read")
+    if isinstance(value, dict):
+        return {k: _as_json(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(v, depth + 1) for v in value]
     return value
 
 
@@ -322,7 +354,7 @@ def loads_lenient(reply: str, repairs: list[str] | None = None) -> Any:
     # after the outermost brackets
     candidate = tail if len(balance_brackets(tail)) > len(tail) else outermost_span(cleaned)
     try:
-        return load_repaired(candidate, repairs)
+        return _as_json(load_repaired(candidate, repairs))
     except ValueError as exc:
         head = reply[:120]
         raise ValueError(f"no JSON could be recovered from the reply {head!r} ({exc})") from None
