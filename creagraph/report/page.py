@@ -21,11 +21,17 @@ from creagraph.report.tables import (
     GROUNDING_STATUSES,
     cliche_tables,
     grounding_coverage,
+    judge_error_counts,
+    kg_decided_share,
     leaderboard,
     mean_curves,
+    query_coverage,
     relation_breakdown,
     source_relations,
 )
+
+#: Below this share of triples decided by the kg judge, the report shows a caveat.
+DECIDED_CAVEAT = 0.5
 
 __all__ = ["SECTIONS", "write_report"]
 
@@ -51,6 +57,7 @@ th{background:#f4f4f4}
 tbody tr:nth-child(even){background:#fafafa}
 img{max-width:100%;height:auto;display:block;margin:.8em 0}
 .na{color:#777;font-style:italic}.note{color:#555;font-size:.92em}
+.caveat{background:#fff4e0;border-left:4px solid #e69500;padding:.4em .8em}
 """
 
 
@@ -155,14 +162,24 @@ def _curves_figure(curves: dict[str, tuple[list[float], list[float]]]) -> bytes:
 
 
 def _distinct_figure(nus: dict[str, list[float]]) -> bytes:
+    from matplotlib.lines import Line2D
+
     plt = _pyplot()
     models = sorted(nus)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     ax.boxplot([nus[m] for m in models], showmeans=True)
     ax.set_xticks(range(1, len(models) + 1), _plain(models), rotation=20, ha="right",
                   fontsize=8)
-    ax.set_ylabel("ν(u): distance to the nearest other-model path")
-    ax.set_title("Distinctiveness of kept paths")
+    ax.set_ylabel("ν(u) = g(1 − cos) to the nearest other-model path")
+    ax.set_title("Distinctiveness of kept paths (g: saturating distance transform)")
+    ax.legend(
+        handles=[
+            Line2D([], [], color="#ff7f0e", label="median"),
+            Line2D([], [], color="#2ca02c", marker="^", linestyle="", label="mean"),
+        ],
+        fontsize=8,
+        loc="lower right",
+    )
     return _png(fig)
 
 
@@ -202,6 +219,49 @@ def _grounding_figure(rows: list[dict[str, Any]]) -> bytes:
     ax.legend(fontsize=8, ncol=3, loc="lower right")
     ax.tick_params(axis="y", labelsize=8)
     return _png(fig)
+
+
+def _scope(coverage: Mapping[str, Any]) -> str:
+    """"N queries × M models", said as such only when every model has the same queries."""
+    n, m = coverage["n_queries"], coverage["n_models"]
+    if coverage["same"]:
+        return f"{n:,} queries × {m} model{'s' if m != 1 else ''}"
+    return (
+        f"{n:,} distinct queries over {m} models, {coverage['common']:,} of them answered by "
+        "every model (models scored on different queries are marked ⚠)"
+    )
+
+
+def _caveats(
+    queries: Sequence[Mapping[str, Any]],
+    grounding_queries: Sequence[Mapping[str, Any]],
+    coverage: Mapping[str, Any],
+) -> list[str]:
+    """Escaped HTML sentences warning where the numbers claim less than they seem to."""
+    out = []
+    for model, d in coverage["differs"].items():
+        out.append(
+            f"⚠ {html.escape(model)} was scored on different queries than the other models "
+            f"({d['missing']} missing, {d['extra']} extra): its means are not comparable."
+        )
+    shares = kg_decided_share([*queries, *grounding_queries])
+    low = {m: s for m, s in shares.items() if s < DECIDED_CAVEAT}
+    if low:
+        listed = ", ".join(f"{html.escape(m)} {s:.0%}" for m, s in low.items())
+        out.append(
+            "Caution: the knowledge-graph judge decided (verified or refuted) only a small "
+            f"share of the triples ({listed}); the rest are unknown and count as not "
+            "factual, so these scores reflect the graph's coverage as much as the models."
+        )
+    errors = judge_error_counts(queries)
+    if errors:
+        listed = ", ".join(
+            f"{html.escape(m)}: {e['unparsed']} unparsed, {e['failed']} failed"
+            for m, e in errors.items()
+        )
+        out.append(f"The LLM judge could not judge some triples ({listed}); they count as "
+                   "unknown.")
+    return out
 
 
 def _img(name: str, data: bytes, alt: str) -> str:
@@ -273,9 +333,15 @@ def write_report(
     header += [("max σ", False), ("d", False), ("|U|", False)]
     if has_nu:
         header += [("avg ν", False), ("max ν", False)]
+    coverage_q = query_coverage(queries)
+    flagged = coverage_q["differs"]
+    has_ceiling = any("ceiling_fraction_0.9" in row for row in table)
+    if has_ceiling:
+        header += [("ceiling s<sub>0.9</sub>", False), ("graph recall", False)]
     rows = []
-    for rank, row in enumerate(table, start=1):
-        cells = [f"{rank}. {_fmt(row['model'])}", _fmt(row["n_queries"])]
+    for row in table:
+        flag = "⚠ " if row["model"] in flagged else ""
+        cells = [f"tier {row['tier']} · {flag}{_fmt(row['model'])}", _fmt(row["n_queries"])]
         for g in ("0.7", "0.9"):
             cells.append(
                 f"{_fmt(row[f's_{g}'])} [{_fmt(row[f's_{g}_ci_low'])}, "
@@ -285,13 +351,28 @@ def write_report(
                   _fmt(row["n_kept"])]
         if has_nu:
             cells += [_fmt(row.get("avg_nu"), 3), _fmt(row.get("max_nu"), 3)]
+        if has_ceiling:
+            fraction = row.get("ceiling_fraction_0.9")
+            recall = row.get("graph_path_recall")
+            cells += [
+                "–" if fraction is None else f"{fraction:.1%}",
+                "–" if recall is None else f"{recall:.1%}",
+            ]
         rows.append(cells)
     judges = sorted({f"{q.get('judge', '?')} judge, {q.get('mode', '?')} mode" for q in queries})
+    caveats = _caveats(queries, grounding_queries, coverage_q)
+    n_tiers = max((row["tier"] for row in table), default=0)
     parts["leaderboard"] = (
-        f"<p class='note'>Mean over queries; {level:.0%} percentile bootstrap intervals over "
-        f"queries ({n_resamples:,} resamples, seed {seed}). Sorted by s<sub>0.9</sub>. "
+        "".join(f"<p class='caveat'>{c}</p>" for c in caveats)
+        + f"<p class='note'>{_scope(coverage_q)}. Mean over queries; {level:.0%} percentile "
+        f"bootstrap intervals over queries ({n_resamples:,} resamples, seed {seed}). Sorted "
+        "by s<sub>0.9</sub> and ranked only in <b>tiers</b>: a model starts a new tier when "
+        "its s<sub>0.9</sub> interval lies wholly below the interval of the model above it; "
+        f"within a tier the order is not significant ({n_tiers} tier"
+        f"{'s' if n_tiers != 1 else ''}). "
         f"Scored with: {html.escape('; '.join(judges))}.</p>"
-        + _table(header, rows, model=[r["model"] for r in table])
+        + _table(header, rows, model=[r["model"] for r in table],
+                 tier=[r["tier"] for r in table])
         + _img("leaderboard.png", figures[-1][1], "leaderboard with confidence intervals")
     )
 
@@ -311,8 +392,10 @@ def write_report(
     if nus:
         figures.append(("distinctiveness.png", _distinct_figure(nus)))
         parts["distinctiveness"] = (
-            "<p class='note'>ν of each kept high-quality path: its distance to the nearest "
-            "path another model gave to the same query.</p>"
+            "<p class='note'>ν of each kept high-quality path: its transformed distance g "
+            "(the saturating transform of 1 − cos, SPEC §3.5) to the nearest path another "
+            "model gave to the same query. Boxes: quartiles, with the <b>median</b> as a "
+            "line and the <b>mean</b> as a triangle.</p>"
             + _img("distinctiveness.png", figures[-1][1], "distinctiveness distributions")
         )
     else:
@@ -411,8 +494,8 @@ def write_report(
     page = (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p class='note'>{len(queries):,} scored queries, "
-        f"{len(table)} models. {nav}</p>{body}</body></html>"
+        f"<h1>{html.escape(title)}</h1><p class='note'>{_scope(coverage_q)} "
+        f"({len(queries):,} scored answers). {nav}</p>{body}</body></html>"
     )
     written = [out / "report.html", out / "leaderboard.csv"]
     with atomic_write(written[0]) as handle:

@@ -23,6 +23,10 @@ import numpy as np
 
 __all__ = [
     "GROUNDING_STATUSES",
+    "assign_tiers",
+    "judge_error_counts",
+    "kg_decided_share",
+    "query_coverage",
     "bootstrap_ci",
     "cliche_tables",
     "grounding_coverage",
@@ -114,12 +118,147 @@ def leaderboard(
         entry["max_quality"] = _mean(q.get("max_quality") for q in rows)
         entry["mean_pairwise_distance"] = _mean(q.get("mean_pairwise_distance") for q in rows)
         entry["n_kept"] = _mean(q.get("n_kept") for q in rows)
+        ceilings = [q["ceiling"] for q in rows if isinstance(q.get("ceiling"), Mapping)]
+        if ceilings:
+            entry["ceiling_fraction_0.9"] = _mean(
+                (c.get("fraction") or {}).get("0.9") for c in ceilings
+            )
+            entry["graph_path_recall"] = _mean(c.get("graph_path_recall") for c in ceilings)
         if model in nu:
             entry["avg_nu"] = nu[model].get("avg_nu")
             entry["max_nu"] = nu[model].get("max_nu")
         table.append(entry)
     table.sort(key=lambda e: (-(e["s_0.9"] if e["s_0.9"] is not None else -np.inf), e["model"]))
+    assign_tiers(table)
     return table
+
+
+def assign_tiers(table: list[dict[str, Any]], gamma: str = "0.9") -> list[dict[str, Any]]:
+    """Give each row (sorted best first) a ``tier``: ranks only where intervals separate.
+
+    Walking down the table, a model opens a new tier when its interval of s_γ lies wholly
+    below the interval of the model above it; otherwise it shares that model's tier (as
+    the statistics job's indistinguishability tiers group neighbours whose difference is
+    inside the interval).
+
+    Examples
+    --------
+    >>> rows = [{"s_0.9_ci_low": 5, "s_0.9_ci_high": 7}, {"s_0.9_ci_low": 4, "s_0.9_ci_high": 6},
+    ...         {"s_0.9_ci_low": 1, "s_0.9_ci_high": 3}]
+    >>> [r["tier"] for r in assign_tiers(rows)]
+    [1, 1, 2]
+    """
+    tier = 0
+    previous: Mapping[str, Any] | None = None
+    for row in table:
+        lo, hi = row.get(f"s_{gamma}_ci_low"), row.get(f"s_{gamma}_ci_high")
+        separated = (
+            previous is not None
+            and hi is not None
+            and previous.get(f"s_{gamma}_ci_low") is not None
+            and hi == hi  # not NaN
+            and hi < previous[f"s_{gamma}_ci_low"]
+        )
+        if previous is None or separated or lo is None:
+            tier += 1
+        row["tier"] = tier
+        previous = row
+    return table
+
+
+def _query_key(q: Mapping[str, Any]) -> str:
+    key = q.get("query_key")
+    if isinstance(key, str) and key:
+        return key
+    return f"index:{q.get('index')}"
+
+
+def query_coverage(queries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many queries × models were scored, and which models were scored on different
+    queries than the others (identified by query key: query_id, index or text).
+
+    Returns ``n_queries`` (distinct queries over all models), ``n_models``, ``common``
+    (queries every model answered), ``same`` (every model has the same query set) and
+    ``differs``: model → ``{"missing": n, "extra": n}`` against the query set most models
+    share.
+
+    Examples
+    --------
+    >>> q = [{"model": m, "query_key": k} for m in "ab" for k in ("x", "y")]
+    >>> q += [{"model": "c", "query_key": "x"}, {"model": "c", "query_key": "z"}]
+    >>> cov = query_coverage(q)
+    >>> cov["n_queries"], cov["n_models"], cov["common"], cov["same"], cov["differs"]
+    (3, 3, 1, False, {'c': {'missing': 1, 'extra': 1}})
+    """
+    sets: dict[str, set[str]] = {}
+    for q in queries:
+        sets.setdefault(str(q["model"]), set()).add(_query_key(q))
+    if not sets:
+        return {"n_queries": 0, "n_models": 0, "common": 0, "same": True, "differs": {}}
+    counts: dict[frozenset[str], int] = {}
+    for keys in sets.values():
+        counts[frozenset(keys)] = counts.get(frozenset(keys), 0) + 1
+    usual = max(counts, key=lambda k: (counts[k], len(k), sorted(k)))
+    differs = {
+        model: {"missing": len(usual - keys), "extra": len(keys - usual)}
+        for model, keys in sorted(sets.items())
+        if keys != usual
+    }
+    every = set.intersection(*sets.values())
+    return {
+        "n_queries": len(set().union(*sets.values())),
+        "n_models": len(sets),
+        "common": len(every),
+        "same": not differs,
+        "differs": differs,
+    }
+
+
+#: Verdicts by which the kg judge *decided* a triple (true or false); anything else
+#: (absent without completeness evidence, unlinked, unknown) leaves it undecided.
+DECIDED_STATUSES = ("verified", "refuted")
+_KG_STATUSES = ("verified", "refuted", "absent", "unlinked", "unknown", "malformed")
+
+
+def kg_decided_share(queries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Per model, the share of triples the knowledge-graph judge decided (verified or
+    refuted) among those it judged, over queries scored by the kg or hybrid judge.
+
+    Examples
+    --------
+    >>> kg_decided_share([{"model": "m", "judge": "kg",
+    ...                    "triple_status": {"verified": 1, "absent": 2, "unlinked": 1}}])
+    {'m': 0.25}
+    """
+    decided: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for q in queries:
+        if q.get("judge") not in ("kg", "hybrid"):
+            continue
+        status = q.get("triple_status") or {}
+        model = str(q["model"])
+        n = sum(int(v) for k, v in status.items() if k in _KG_STATUSES)
+        if q.get("judge") == "hybrid":  # triples the llm judged were undecided by the graph
+            n += sum(int(v) for k, v in status.items() if k not in _KG_STATUSES)
+        total[model] = total.get(model, 0) + n
+        decided[model] = decided.get(model, 0) + sum(
+            int(status.get(k, 0)) for k in DECIDED_STATUSES
+        )
+    return {m: decided[m] / total[m] for m in sorted(total) if total[m]}
+
+
+def judge_error_counts(queries: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per model, triples whose LLM judge reply could not be read (``unparsed``) or whose
+    request failed (``failed``); models without any are left out."""
+    out: dict[str, dict[str, int]] = {}
+    for q in queries:
+        errors = q.get("judge_errors") or {}
+        if not any(errors.get(k) for k in ("unparsed", "failed")):
+            continue
+        mine = out.setdefault(str(q["model"]), {"unparsed": 0, "failed": 0})
+        for k in ("unparsed", "failed"):
+            mine[k] += int(errors.get(k, 0))
+    return out
 
 
 def mean_curves(
