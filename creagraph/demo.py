@@ -153,12 +153,9 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
     the sample outputs are missing."""
     from creagraph.core.embeddings import default_embedder
     from creagraph.core.io import iter_jsonl, read_jsonl, write_records
+    from creagraph.scoring.api import score
     from creagraph.scoring.distinct import distinctiveness
-    from creagraph.scoring.distributed import ScorerConfig, set_threads
-    from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
     from creagraph.scoring.inputs import read_answers
-    from creagraph.scoring.judges import KgJudge, StoredJudge
-    from creagraph.scoring.pipeline import Scorer, score_files, summarize
 
     samples = sample_output_files()
     if not samples:
@@ -166,11 +163,12 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
         return None
     typer.secho("\n== CREATE scoring of the published sample outputs", bold=True)
     rows = read_answers(samples)
-    set_threads(ScorerConfig().threads)  # the same arithmetic as `creagraph score`
     embedder = default_embedder()
     dirs = ScoredOutputs(out / "score", out / "score-kg", out / "distinct", samples)
-    score_files(rows, Scorer(StoredJudge(), embedder, "published"), dirs.score)
-    table = summarize(iter_jsonl(dirs.score / "queries.jsonl"))
+    # the same call (and thread settings) as `creagraph score --judge stored --mode published`
+    table = score(
+        rows, judge="stored", mode="published", embedder=embedder, out=dirs.score
+    ).summary
     typer.echo(f"  {'model':24} {'s0.7':>6} {'s0.9':>6} {'max σ':>6} {'d':>5} {'|U|':>6}")
     for row in table:
         typer.echo(
@@ -199,17 +197,8 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
         "(kg judge)",
         bold=True,
     )
-    entity_linker, relation_linker = EntityLinker(kg), RelationLinker(kg, embedder)
-    scorer = Scorer(
-        KgJudge(Grounder(kg, entity_linker, relation_linker)),
-        embedder,
-        "published",
-        entity_linker=entity_linker,
-        relation_linker=relation_linker,
-        kg=kg,
-    )
     if subset:
-        score_files(subset, scorer, dirs.score_kg)
+        score(subset, judge="kg", mode="published", kg=kg, embedder=embedder, out=dirs.score_kg)
         seen: set[tuple[str, ...]] = set()
         for record in iter_jsonl(dirs.score_kg / "paths.jsonl"):
             for triple, judgment in zip(record["triples"], record["judgments"]):

@@ -179,8 +179,8 @@ def query_coverage(queries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
     Returns ``n_queries`` (distinct queries over all models), ``n_models``, ``common``
     (queries every model answered), ``same`` (every model has the same query set) and
-    ``differs``: model → ``{"missing": n, "extra": n}`` against the query set most models
-    share.
+    ``differs``: model → ``{"missing": n, "extra": n}`` against the usual queries (those
+    more than half of the models answered), for every model whose queries differ.
 
     Examples
     --------
@@ -195,10 +195,11 @@ def query_coverage(queries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         sets.setdefault(str(q["model"]), set()).add(_query_key(q))
     if not sets:
         return {"n_queries": 0, "n_models": 0, "common": 0, "same": True, "differs": {}}
-    counts: dict[frozenset[str], int] = {}
+    answered: dict[str, int] = {}
     for keys in sets.values():
-        counts[frozenset(keys)] = counts.get(frozenset(keys), 0) + 1
-    usual = max(counts, key=lambda k: (counts[k], len(k), sorted(k)))
+        for k in keys:
+            answered[k] = answered.get(k, 0) + 1
+    usual = {k for k, n in answered.items() if n > len(sets) / 2}
     differs = {
         model: {"missing": len(usual - keys), "extra": len(keys - usual)}
         for model, keys in sorted(sets.items())

@@ -85,3 +85,55 @@ def test_hostile_names_are_escaped(chrome, scored, tmp_path):
     assert "<b>x</b> & 'y'" in found["text"] and found["tasks"] == ["<task>&"]
     assert "reference population for <a> vs b& (both left out)" in found["text"]
     assert evil in found["grounding"]
+
+
+def test_report_does_not_overclaim(chrome, scored, tmp_path):
+    """Tiers instead of ranks, the query × model scope stated, a model scored on other
+    queries flagged, and the caveat when the kg judge decided few triples (issue 13.5)."""
+    from creagraph.report.tables import kg_decided_share
+
+    everything = read_jsonl(scored["score"] / "queries.jsonl")
+    by_model: dict[str, set] = {}
+    for q in everything:
+        by_model.setdefault(q["model"], set()).add(q["query_key"])
+    common = set.intersection(*by_model.values())  # the sample files overlap, not coincide
+    kept = [q for q in everything if q["query_key"] in common]
+    same = tmp_path / "same.jsonl"
+    same.write_text("".join(json.dumps(q) + "\n" for q in kept))
+    queries = tmp_path / "queries.jsonl"
+    gemini = [q for q in kept if q["model"] == "Gemini-3-pro"]
+    drop = {gemini[0]["query_key"], gemini[1]["query_key"]}
+    kept = [q for q in kept if not (q["model"] == "Gemini-3-pro" and q["query_key"] in drop)]
+    queries.write_text("".join(json.dumps(q) + "\n" for q in kept))
+    out = tmp_path / "report"
+    assert main(["report", str(queries), "--out", str(out), "--grounding",
+                 str(scored["score-kg"]), "--resamples", "300"]) == 0
+    found = inspect_page(chrome, out / "report.html")
+    image = screenshot(chrome, found["height"], screenshot_targets(tmp_path, "report-tiers.png"))
+    check_rendered(found, SAMPLE_MODELS, image)
+
+    cells = [row["cells"][0] for row in found["leaderboard"]]
+    tiers = [int(cell.split(" · ")[0].removeprefix("tier ")) for cell in cells]
+    assert tiers[0] == 1 and tiers == sorted(tiers)
+    assert all(b - a in (0, 1) for a, b in zip(tiers, tiers[1:]))
+    flagged = [r["model"] for r in found["leaderboard"] if "⚠" in r["cells"][0]]
+    assert flagged == ["Gemini-3-pro"]
+    board = next(s for s in found["sections"] if s["id"] == "leaderboard")["text"]
+    assert "ranked only in tiers" in board
+    assert "Gemini-3-pro was scored on different queries than the other models" in board
+    assert "distinct queries over 4 models" in found["text"]
+    shares = kg_decided_share(read_jsonl(scored["score-kg"] / "queries.jsonl"))
+    assert min(shares.values()) < 0.5  # the slice verifies few of the answers' triples
+    assert "Caution: the knowledge-graph judge decided (verified or refuted) only" in board
+
+    # every model on the same queries: the scope is stated as N queries × M models
+    out2 = tmp_path / "report-same"
+    assert main(["report", str(same), "--out", str(out2), "--resamples", "200"]) == 0
+    page = inspect_page(chrome, out2 / "report.html")
+    assert f"{len(common)} queries × 4 models" in page["text"]
+    assert not any("⚠" in r["cells"][0] for r in page["leaderboard"])
+    assert "Caution" not in page["text"] and "different queries" not in page["text"]
+    # the published sample files themselves hold overlapping, not identical, query sets
+    full = tmp_path / "report-full"
+    assert main(["report", str(scored["score"]), "--out", str(full), "--resamples", "200"]) == 0
+    assert "distinct queries over 4 models" in inspect_page(chrome, full / "report.html")["text"]
