@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +30,7 @@ __all__ = [
     "LlmModelOpt",
     "LlmApiKeyEnvOpt",
     "api_key_from_env",
+    "deprecated_alias",
 ]
 
 
@@ -129,3 +130,16 @@ def open_graph_option(store: Path | None, endpoint: str | None):
     from creagraph.kg import open_graph
 
     return open_graph(store, endpoint)
+
+
+def deprecated_alias(new: Any, old: Any, new_flag: str, old_flag: str) -> Any:
+    """The value of ``new_flag``, or of its hidden deprecated spelling ``old_flag`` (with a
+    note on stderr); both given with different values is an error."""
+    from creagraph.core.io import InputError
+
+    if old is None or old == []:
+        return new
+    typer.echo(f"note: {old_flag} is deprecated; use {new_flag}", err=True)
+    if new is not None and new != [] and new != old:
+        raise InputError(f"give {new_flag} or the deprecated {old_flag}, not both")
+    return old

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from creagraph.cliopts import EndpointOpt, StoreOpt, open_graph_option
+from creagraph.cliopts import EndpointOpt, StoreOpt, deprecated_alias, open_graph_option
 from creagraph.core.graph import is_pid, is_qid
 from creagraph.core.io import InputError, dumps
 
@@ -146,12 +146,16 @@ def neighbors(
     ident: Annotated[str, typer.Argument(help="A QID.")],
     store: StoreOpt = None,
     endpoint: EndpointOpt = None,
-    prop: Annotated[str | None, typer.Option("--prop", help="Only this property.")] = None,
+    prop: Annotated[str | None, typer.Option("--property", help="Only this property.")] = None,
+    prop_old: Annotated[
+        str | None, typer.Option("--prop", hidden=True, help="Deprecated: --property.")
+    ] = None,
     direction: Annotated[str, typer.Option(help="out, in or both.")] = "both",
     limit: Annotated[int, typer.Option(help="Maximum edges printed per direction.")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
     """List an entity's out- and/or in-edges."""
+    prop = deprecated_alias(prop, prop_old, "--property", "--prop")
     if direction not in ("out", "in", "both"):
         raise InputError(f"--direction must be out, in or both, not {direction!r}")
     kg = open_graph_option(store, endpoint)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from creagraph.cliopts import EndpointOpt, StoreOpt, open_graph_option
+from creagraph.cliopts import EndpointOpt, StoreOpt, deprecated_alias, open_graph_option
 from creagraph.core.io import InputError, dumps
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -27,7 +27,10 @@ def generate(
     endpoint: EndpointOpt = None,
     relation: Annotated[
         list[str] | None,
-        typer.Option("--relation", help="Use only this source relation (PID; repeatable)."),
+        typer.Option("--property", help="Use only this source relation (PID; repeatable)."),
+    ] = None,
+    relation_old: Annotated[
+        list[str] | None, typer.Option("--relation", hidden=True, help="Deprecated: --property.")
     ] = None,
     min_size: Annotated[int, typer.Option(help="Smallest category class.")] = 2,
     max_size: Annotated[int, typer.Option(help="Largest category class.")] = 99,
@@ -46,10 +49,14 @@ def generate(
     llm_endpoint: Annotated[
         str | None,
         typer.Option(
-            help="OpenAI-compatible API root (e.g. http://localhost:8000/v1) to rewrite queries."
+            "--llm-base-url",
+            help="OpenAI-compatible API root (e.g. http://localhost:8000/v1) to rewrite queries.",
         ),
     ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="Model name for --llm-endpoint.")] = None,
+    llm_endpoint_old: Annotated[
+        str | None, typer.Option("--llm-endpoint", hidden=True, help="Deprecated: --llm-base-url.")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Model name for --llm-base-url.")] = None,
     llm_api_key_env: Annotated[
         str, typer.Option(help="Environment variable holding the API key, if any.")
     ] = "OPENAI_API_KEY",
@@ -58,8 +65,12 @@ def generate(
     from creagraph.core.io import atomic_write
     from creagraph.querygen.generate import GenerationConfig, generate_queries, write_queries
 
+    relation = deprecated_alias(relation, relation_old, "--property", "--relation")
+    llm_endpoint = deprecated_alias(
+        llm_endpoint, llm_endpoint_old, "--llm-base-url", "--llm-endpoint"
+    )
     if (llm_endpoint is None) != (llm_model is None):
-        raise InputError("--llm-endpoint and --llm-model go together")
+        raise InputError("--llm-base-url and --llm-model go together")
     config = GenerationConfig(
         min_size=min_size,
         max_size=max_size,

@@ -60,6 +60,17 @@ def _load(responses: Path | None, source: str, shared_dir: Path | None, tasks: s
     return population
 
 
+def _key(key: str | None, env: str | None) -> str | None:
+    """The API key: from the variable named by --llm-api-key-env, or the deprecated
+    --llm-api-key."""
+    from creagraph.cliopts import api_key_from_env
+
+    if key is not None:
+        typer.echo("note: --llm-api-key is deprecated; use --llm-api-key-env", err=True)
+        return key
+    return api_key_from_env(env) if env else None
+
+
 def _extractor(name: str, atoms: Path | None, base_url: str | None, model: str | None,
                api_key: str | None) -> Any:
     from creagraph.core.io import InputError
@@ -119,7 +130,11 @@ AtomsOpt = typer.Option(None, "--atoms", help="Pre-extracted atoms file (--extra
 BaseUrlOpt = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint "
                           "(env CREAGRAPH_LLM_BASE_URL).")
 ModelOpt = typer.Option(None, "--llm-model", help="LLM model name (env CREAGRAPH_LLM_MODEL).")
-KeyOpt = typer.Option(None, "--llm-api-key", help="API key (env CREAGRAPH_LLM_API_KEY).")
+KeyOpt = typer.Option(None, "--llm-api-key", hidden=True,
+                      help="Deprecated (keys leak into shell history): --llm-api-key-env.")
+KeyEnvOpt = typer.Option(None, "--llm-api-key-env",
+                         help="Name of the environment variable holding the API key "
+                         "(default: CREAGRAPH_LLM_API_KEY).")
 MethodOpt = typer.Option("auto", "--method", help="auto | leidenalg | igraph | components")
 ResolutionOpt = typer.Option(1.0, "--resolution", help="Leiden modularity resolution.")
 HierOpt = typer.Option(False, "--hierarchical", help="Re-cluster large clusters.")
@@ -144,6 +159,7 @@ def build(
     llm_base_url: str = BaseUrlOpt,
     llm_model: str = ModelOpt,
     llm_api_key: str = KeyOpt,
+    llm_api_key_env: str = KeyEnvOpt,
     method: str = MethodOpt,
     resolution: float = ResolutionOpt,
     hierarchical: bool = HierOpt,
@@ -165,7 +181,8 @@ def build(
     config = _config(method, resolution, hierarchical, seed, canonical_threshold,
                      similarity_threshold, centrality)
     tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model, llm_api_key)
+        population, _extractor(extractor, atoms, llm_base_url, llm_model,
+                   _key(llm_api_key, llm_api_key_env))
     )
     out.mkdir(parents=True, exist_ok=True)
     all_responses, all_atoms = [], []
@@ -213,6 +230,7 @@ def clusters(
     llm_base_url: str = BaseUrlOpt,
     llm_model: str = ModelOpt,
     llm_api_key: str = KeyOpt,
+    llm_api_key_env: str = KeyEnvOpt,
     method: str = MethodOpt,
     resolution: float = ResolutionOpt,
     hierarchical: bool = HierOpt,
@@ -231,7 +249,8 @@ def clusters(
     config = _config(method, resolution, hierarchical, seed, canonical_threshold,
                      similarity_threshold, centrality)
     tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model, llm_api_key)
+        population, _extractor(extractor, atoms, llm_base_url, llm_model,
+                   _key(llm_api_key, llm_api_key_env))
     )
     pairs = _pairs(pair)
     rows: list[dict[str, Any]] = []
@@ -272,6 +291,7 @@ def anchors(
     llm_base_url: str = BaseUrlOpt,
     llm_model: str = ModelOpt,
     llm_api_key: str = KeyOpt,
+    llm_api_key_env: str = KeyEnvOpt,
     method: str = MethodOpt,
     resolution: float = ResolutionOpt,
     hierarchical: bool = HierOpt,
@@ -289,7 +309,8 @@ def anchors(
     config = _config(method, resolution, hierarchical, seed, canonical_threshold,
                      similarity_threshold, centrality)
     tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model, llm_api_key)
+        population, _extractor(extractor, atoms, llm_base_url, llm_model,
+                   _key(llm_api_key, llm_api_key_env))
     )
     found: list[Any] = []
     comparisons = 0

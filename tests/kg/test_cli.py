@@ -43,7 +43,7 @@ def test_lookups_on_both_backends(capsys, backend):
     assert code == 0 and "cast member" in out and "inverse: appeared in" in out
     code, out, _ = run(capsys, "kg", "search", "Lew Alcindor", *backend)
     assert code == 0 and out.startswith("Q179051\tKareem Abdul-Jabbar")
-    code, out, _ = run(capsys, "kg", "neighbors", "Q179051", "--prop", "P69", *backend)
+    code, out, _ = run(capsys, "kg", "neighbors", "Q179051", "--property", "P69", *backend)
     assert code == 0 and "Q174710" in out and "out-edges: 1" in out
     code, out, _ = run(
         capsys,
