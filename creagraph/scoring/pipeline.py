@@ -19,8 +19,14 @@ Decisions where the SPEC is silent:
 - ``max_quality`` is the largest quality in U (0 when U is empty); distances are between
   the paths of U; ``mean_pairwise_distance`` is the transformed g, the raw 1 − cos is
   reported beside it.
-- ``--mode published`` switches both the validity rule and the utility discount (and the
-  empty-set score) to the published code's behaviour.
+- ``--mode published`` switches the validity rule, the utility discount, the empty-set
+  score and g of raw distances above 1 to the published code's behaviour; with the stored
+  judge, a stored per-triple list of another length than the path is used as stored
+  (factuality averaged over the judgments there, σ from that list; SPEC §3.6 quirk e).
+- Rows are keyed by ``(model, query_key)`` (:func:`creagraph.scoring.inputs.query_key`:
+  ``query_id``, else ``index``, else normalised query text); both records carry it.
+- Each query record counts the triples the LLM judge could not judge (``judge_errors``:
+  ``unparsed``, ``failed``); ``summary.csv`` totals them per model.
 - With a ``ceiling`` hook (``creagraph score --ceiling``, wired to the query generator's
   oracle, SPEC §3.8), each query record also gets the graph's ceiling utility, the model's
   utility as a fraction of it, and the recall of the graph's strong paths by the model's
