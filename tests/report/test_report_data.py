@@ -151,3 +151,29 @@ def test_missing_chromium_fails_loudly(monkeypatch, tmp_path):
     monkeypatch.setenv("CREAGRAPH_CHROMIUM", str(tmp_path / "no-chromium"))
     with pytest.raises(pytest.fail.Exception, match="apt-get install -y chromium chromium-driver"):
         chromium_paths()
+
+
+def test_report_shows_ceiling_and_judge_failures(tmp_path):
+    """Ceiling fraction and graph path recall (`score --ceiling`) and the LLM judge's
+    unjudged triples reach the report and leaderboard.csv (issue 13.3, 13.4)."""
+    from creagraph.report import write_report
+
+    queries = []
+    for model, fraction, recall in (("a", 0.5, 0.25), ("b", 0.2, 0.0)):
+        for u in (1.0, 2.0, 3.0):
+            queries.append({
+                "model": model, "query_key": f"index:{u}", "utility": {"0.7": u, "0.9": u},
+                "n_kept": 1, "judge": "llm", "judge_errors": {"unparsed": 1, "failed": 2},
+                "ceiling": {"fraction": {"0.7": fraction, "0.9": fraction},
+                            "graph_path_recall": recall},
+            })
+    files = write_report(queries, tmp_path, n_resamples=100)
+    page = files[0].read_text()
+    assert "ceiling s<sub>0.9</sub>" in page and "graph recall" in page
+    assert "50.0%" in page and "25.0%" in page
+    assert "a: 3 unparsed, 6 failed" in page
+    assert "3 queries × 2 models" in page
+    board = {r["model"]: r for r in read_records(tmp_path / "leaderboard.csv")}
+    assert float(board["a"]["ceiling_fraction_0.9"]) == 0.5
+    assert float(board["b"]["graph_path_recall"]) == 0.0
+    assert board["a"]["tier"] == "1"
