@@ -360,7 +360,9 @@ def loads_lenient(reply: str, repairs: list[str] | None = None) -> Any:
         raise ValueError(f"no JSON could be recovered from the reply {head!r} ({exc})") from None
 
 
-_NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s*[kKmM]?")
+_NUMBER = re.compile(
+    r"[-+]?(?:\d{1,3}(?:[,_ ]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*[kKmM]\b)?"
+)
 _WORDS_TRUE = {"yes", "true", "1", "factual", "correct", "not hallucinated", "true fact", "y"}
 _WORDS_FALSE = {"no", "false", "0", "hallucinated", "not factual", "incorrect", "n"}
 
@@ -373,6 +375,8 @@ def lenient_number(value: Any) -> float | None:
     --------
     >>> [lenient_number(v) for v in (7, "about 7", "1,200", "~40 people", "5k", "none")]
     [7.0, 7.0, 1200.0, 40.0, 5000.0, None]
+    >>> lenient_number("7, 8 or 9"), lenient_number("12 men")
+    (7.0, 12.0)
     """
     if isinstance(value, bool):
         return None
