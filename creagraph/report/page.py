@@ -178,7 +178,7 @@ def _distinct_figure(nus: dict[str, list[float]]) -> bytes:
             Line2D([], [], color="#2ca02c", marker="^", linestyle="", label="mean"),
         ],
         fontsize=8,
-        loc="lower right",
+        loc="best",
     )
     return _png(fig)
 
