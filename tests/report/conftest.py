@@ -22,25 +22,22 @@ def chrome():
 def scored(tmp_path_factory, sample_files, store_dir) -> dict[str, Path]:  # noqa: F811
     """The published sample outputs scored with the stored judge (all queries) and the kg
     judge (the first query of each model), and their distinctiveness."""
+    from creagraph import score
     from creagraph.core.embeddings import default_embedder
     from creagraph.kg import EmbeddedKG
     from creagraph.scoring.distinct import distinctiveness
-    from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
     from creagraph.scoring.inputs import read_answers
-    from creagraph.scoring.judges import KgJudge, StoredJudge
-    from creagraph.scoring.pipeline import Scorer, score_files
 
     root = tmp_path_factory.mktemp("scored")
     embedder = default_embedder()
     sample_rows = read_answers(sample_files)
-    score_files(sample_rows, Scorer(StoredJudge(), embedder, "published"), root / "score")
+    score(sample_rows, judge="stored", mode="published", embedder=embedder, out=root / "score")
     kg = EmbeddedKG(store_dir)
-    grounder = Grounder(kg, EntityLinker(kg), RelationLinker(kg, embedder))
     first = {}
     for row in sample_rows:
         first.setdefault(row.model, row)
-    score_files(list(first.values()), Scorer(KgJudge(grounder), embedder, "published"),
-                root / "score-kg")
+    score(list(first.values()), judge="kg", mode="published", kg=kg, embedder=embedder,
+          out=root / "score-kg")
     paths, summary = distinctiveness(read_jsonl(root / "score" / "paths.jsonl"), embedder)
     write_records(root / "distinct" / "distinct_paths.jsonl", paths)
     write_records(root / "distinct" / "distinct_summary.csv", summary)
