@@ -81,7 +81,7 @@ def test_llm_error_is_one_line_naming_the_endpoint(capsys, store_dir, tmp_path):
         base = srv.url.rsplit("/", 1)[0] + "/v1"
         code, _, err = run(
             capsys, "queries", "generate", "--store", store_dir, "--n", "2",
-            "--out", tmp_path / "q.jsonl", "--llm-endpoint", base, "--llm-model", "m",
+            "--out", tmp_path / "q.jsonl", "--llm-base-url", base, "--llm-model", "m",
         )  # fmt: skip
     assert code == 2
     assert one_line_error(err).startswith(f"error: {base}/chat/completions: HTTP 403"), err

@@ -26,7 +26,18 @@ _RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
 class LLMError(RuntimeError):
-    """The chat endpoint failed or answered something unusable."""
+    """The chat endpoint failed or answered something unusable.
+
+    ``status`` is the HTTP status when the endpoint answered with an error, and
+    ``unreachable`` is true when no connection could be made (a wrong URL, a server that
+    is down): callers that fail soft per request (the LLM judge) still stop on those and
+    on 401/403/404, which every later request would repeat.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, unreachable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.unreachable = unreachable
 
 
 class ChatClient:
@@ -98,7 +109,9 @@ class ChatClient:
                 return _content(payload, self.url)
             except urllib.error.HTTPError as exc:
                 if exc.code not in _RETRY_STATUS:
-                    raise LLMError(f"{self.url}: HTTP {exc.code} {exc.reason}") from exc
+                    raise LLMError(
+                        f"{self.url}: HTTP {exc.code} {exc.reason}", status=exc.code
+                    ) from exc
                 last = exc
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last = exc
@@ -106,7 +119,15 @@ class ChatClient:
                 raise LLMError(f"{self.url}: response is not JSON ({exc.msg})") from exc
             if attempt < self.retries:
                 self._sleep(self.backoff * (2**attempt))
-        raise LLMError(f"{self.url}: giving up after {self.retries + 1} attempts: {last}") from last
+        status = last.code if isinstance(last, urllib.error.HTTPError) else None
+        timed_out = isinstance(last, TimeoutError) or isinstance(
+            getattr(last, "reason", None), TimeoutError
+        )
+        raise LLMError(
+            f"{self.url}: giving up after {self.retries + 1} attempts: {last}",
+            status=status,
+            unreachable=status is None and not timed_out,
+        ) from last
 
 
 def _content(payload: Any, url: str) -> str:

@@ -169,6 +169,11 @@ Reply again with JSON only, with exactly {n} objects in "triples", in this form:
 {"triples": [{"explanation": "...", "class_a": 120, "class_b": 3, "judgment": "not hallucinated"}]}
 """
 
+#: HTTP statuses that stop a run (wrong key, no access, wrong URL or model): every path
+#: would fail the same way. Other errors (400, 413, 5xx after retries, an empty message)
+#: are recorded for the path and the run goes on.
+_FATAL_STATUS = {401, 403, 404}
+
 #: Longest raw reply kept in a judgment's evidence when it could not be read.
 RAW_REPLY_CHARS = 20_000
 
@@ -241,8 +246,10 @@ class LlmJudge:
     blocks, prose, numbers as text, yes/no verdicts, truncation); a reply that still
     cannot be read is asked again once with a repair prompt, and what remains unreadable
     is recorded with status ``unknown`` (``error: "unparsed"``, the raw reply kept). An
-    HTTP error or an empty (``null``) message on one path records that path's triples as
-    ``unknown`` (``error: "failed"``) and the run goes on.
+    HTTP error (400, 413, 5xx after retries, a timeout) or an empty (``null``) message on
+    one path records that path's triples as ``unknown`` (``error: "failed"``) and the run
+    goes on; an unreachable endpoint and HTTP 401/403/404 stop the run with one line, as
+    every later request would fail the same way.
 
     Parameters
     ----------
@@ -301,6 +308,8 @@ class LlmJudge:
         try:
             return self.client.chat(messages, max_tokens=256 * n + 256), None
         except LLMError as exc:
+            if exc.unreachable or exc.status in _FATAL_STATUS:
+                raise  # every later request would fail the same way: stop the run
             return None, str(exc)
 
     def judge(self, row, path_index, triples):

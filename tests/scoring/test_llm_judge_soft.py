@@ -51,6 +51,10 @@ class Judge(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         SEEN.append({"auth": self.headers.get("Authorization"), "body": body})
         prompt = body["messages"][0]["content"]
+        if '"shape forbidden"' in prompt:
+            self.send_response(403)
+            self.end_headers()
+            return
         shape = next(s for s in SHAPES if f'"shape {s}"' in prompt)
         first, repaired = SHAPES[shape]
         if first == "HTTP 400":
@@ -133,3 +137,18 @@ def test_a_missing_key_variable_is_named(tmp_path, capsys, monkeypatch):
     assert "--llm-api-key-env: environment variable NO_SUCH_KEY_VAR is not set" in (
         capsys.readouterr().err
     )
+
+
+def test_a_refused_key_or_unreachable_endpoint_stops_the_run(server, tmp_path, capsys):
+    """401/403/404 and a connection refused would fail every path alike: one line, exit 2."""
+    row = {
+        "model": "m", "query": "q?", "entity_a": "Ann", "entity_b": "Y", "rel_b": "r",
+        "path_prediction": json.dumps({"1": [["Ann", "shape forbidden", "Y"]]}),
+    }
+    src = tmp_path / "answers.jsonl"
+    src.write_text(json.dumps(row) + "\n")
+    for url, expected in ((server, "HTTP 403"), ("http://127.0.0.1:9/v1", "giving up")):
+        args = ["score", str(src), "--judge", "llm", "--llm-base-url", url, "--llm-model", "j"]
+        assert main([*args, "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and expected in err and err.count("\n") == 1
