@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from creagraph.cliopts import EndpointOpt, StoreOpt
-from creagraph.core.io import InputError, dumps, read_jsonl, write_records
+from creagraph.core.io import InputError, dumps, iter_records, read_jsonl, write_records
 from creagraph.scoring.distributed import ENGINES, ScorerConfig, set_threads
 
 
@@ -47,6 +47,7 @@ def build_scorer(config: ScorerConfig):
         the_judge = (
             kg_judge if judge == "kg" else HybridJudge(kg_judge, LlmJudge(llm_base_url, llm_model))
         )
+    extra = {"max_paths": config.max_paths} if config.max_paths is not None else {}
     return Scorer(
         the_judge,
         embedder,
@@ -56,7 +57,50 @@ def build_scorer(config: ScorerConfig):
         relation_linker,
         kg,
         ceiling=_ceiling_hook(kg, embedder, mode, ceiling_k) if ceiling_k else None,
+        **extra,
     )
+
+
+#: The files `creagraph score` writes in --out (the only ones --fresh deletes).
+SCORE_OUTPUTS = (
+    "paths.jsonl",
+    "queries.jsonl",
+    "summary.csv",
+    "README.txt",
+    "paths.parquet",
+    "queries.parquet",
+    "summary.parquet",
+)
+#: Settings that do not change any number (results are identical by design).
+_NOT_FINGERPRINTED = {"threads"}
+
+
+def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:
+    """Everything that determines `creagraph score`'s numbers, as plain JSON values: every
+    :class:`ScorerConfig` setting but the thread count, ``--model``, the graph store's
+    identity (its path and the SHA-256 of its ``meta.json``, which holds every store
+    file's checksum) and each input file's identity (path, size, SHA-256)."""
+    import dataclasses
+    import hashlib
+
+    from creagraph.core.outdir import file_identity
+
+    fp: dict = {}
+    for f in dataclasses.fields(config):
+        if f.name in _NOT_FINGERPRINTED:
+            continue
+        value = getattr(config, f.name)
+        if f.name == "store" and value is not None:
+            meta = Path(value) / "meta.json"
+            try:
+                digest = hashlib.sha256(meta.read_bytes()).hexdigest()
+            except OSError:
+                digest = None
+            value = {"path": str(Path(value).resolve()), "sha256": digest}
+        fp["--" + f.name.replace("_", "-")] = value
+    fp["--model"] = model
+    fp["inputs"] = [file_identity(p) for p in inputs]
+    return fp
 
 
 def _ceiling_hook(kg, embedder, mode: str, k: int):
@@ -82,6 +126,34 @@ def _ceiling_hook(kg, embedder, mode: str, k: int):
         }
 
     return hook
+
+
+def _run_scoring(rows, config, out, engine, workers, address, total, *, parquet):
+    """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed)."""
+    from creagraph.scoring.pipeline import score_files
+
+    if engine == "local":
+        counts = score_files(rows, build_scorer(config), out, total=total)
+    elif engine == "dask":
+        from creagraph.scoring.distributed import dask_client, dask_runner
+
+        with dask_client(address, workers) as client:
+            runner = dask_runner(client, config, build_scorer)
+            counts = score_files(rows, None, out, run=runner, total=total)
+    else:
+        from creagraph.scoring.distributed import ray_cluster, ray_runner
+
+        with ray_cluster(address, workers):
+            runner = ray_runner(config, build_scorer, workers)
+            counts = score_files(rows, None, out, run=runner, total=total)
+    if parquet:
+        from creagraph.scoring.pipeline import summarize
+
+        queries = read_jsonl(out / "queries.jsonl")
+        write_records(out / "queries.parquet", queries)
+        write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
+        write_records(out / "summary.parquet", summarize(queries))
+    return counts
 
 
 def register(app: typer.Typer) -> None:
@@ -146,14 +218,29 @@ def register(app: typer.Typer) -> None:
         parquet: Annotated[
             bool, typer.Option(help="Also write paths/queries/summary as Parquet.")
         ] = False,
+        max_paths: Annotated[
+            int | None,
+            typer.Option(
+                help="Paths scored per answer (default 20,000); the rest are dropped with a "
+                "recorded reason."
+            ),
+        ] = None,
+        fresh: Annotated[
+            bool,
+            typer.Option(
+                help="Delete the previous results in OUT (made by creagraph score) and start "
+                "over, instead of resuming."
+            ),
+        ] = False,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
-        Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running skips
-        queries already scored.
+        Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running with the
+        same settings and inputs skips queries already scored. OUT must be new, empty or
+        made by creagraph score; one run at a time writes it.
         """
+        from creagraph.core.outdir import claim_output_dir
         from creagraph.scoring.inputs import count_answers, iter_answers
-        from creagraph.scoring.pipeline import score_files
 
         rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
         total = count_answers(inputs)
@@ -167,6 +254,7 @@ def register(app: typer.Typer) -> None:
             llm_model,
             ceiling_k if ceiling else None,
             threads,
+            max_paths,
         )
         config.validate()
         if scheduler is not None:
@@ -182,47 +270,35 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         if workers < 0:
             raise InputError(f"--workers must be at least 0, not {workers}")
-        if engine == "local":
-            if workers or address:
-                raise InputError("--workers/--address need --engine dask or --engine ray")
-            counts = score_files(rows, build_scorer(config), out, total=total)
-        elif engine == "dask":
-            from creagraph.scoring.distributed import dask_client, dask_runner
-
-            with dask_client(address, workers) as client:
-                runner = dask_runner(client, config, build_scorer)
-                counts = score_files(rows, None, out, run=runner, total=total)
-        else:
-            from creagraph.scoring.distributed import ray_cluster, ray_runner
-
-            with ray_cluster(address, workers):
-                runner = ray_runner(config, build_scorer, workers)
-                counts = score_files(rows, None, out, run=runner, total=total)
-        if parquet:
-            from creagraph.scoring.pipeline import summarize
-
-            queries = read_jsonl(out / "queries.jsonl")
-            write_records(out / "queries.parquet", queries)
-            write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
-            write_records(out / "summary.parquet", summarize(queries))
+        if engine == "local" and (workers or address):
+            raise InputError("--workers/--address need --engine dask or --engine ray")
+        claim = claim_output_dir(
+            out,
+            "score",
+            SCORE_OUTPUTS,
+            inputs=inputs,
+            fingerprint=score_fingerprint(config, inputs, model),
+            fresh=fresh,
+        )
+        with claim:
+            counts = _run_scoring(
+                rows, config, out, engine, workers, address, total, parquet=parquet
+            )
         typer.echo(
             f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
             f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"
         )
-        import csv
+        for row in iter_records(out / "summary.csv"):
 
-        with (out / "summary.csv").open() as handle:
-            for row in csv.DictReader(handle):
+            def fmt(key: str, row: dict = row) -> str:
+                value = row.get(key)
+                return f"{float(value):.2f}" if value not in (None, "") else "-"
 
-                def fmt(key: str, row: dict = row) -> str:
-                    value = row.get(key)
-                    return f"{float(value):.2f}" if value not in (None, "") else "-"
-
-                typer.echo(
-                    f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
-                    f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
-                    f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries)"
-                )
+            typer.echo(
+                f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
+                f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
+                f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries)"
+            )
 
     @app.command()
     def distinct(
@@ -236,16 +312,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Distinctiveness ν of each model's paths against all other models' paths."""
         from creagraph.core.embeddings import default_embedder
+        from creagraph.core.outdir import claim_output_dir
         from creagraph.scoring.distinct import distinctiveness
 
-        records = []
-        for item in results:
-            path = item / "paths.jsonl" if item.is_dir() else item
-            records.extend(read_jsonl(path))
-        per_path, summary = distinctiveness(records, default_embedder(), min_quality=min_quality)
-        out.mkdir(parents=True, exist_ok=True)
-        write_records(out / "distinct_paths.jsonl", per_path)
-        write_records(out / "distinct_summary.csv", summary)
+        files = [item / "paths.jsonl" if item.is_dir() else item for item in results]
+        outputs = ("distinct_paths.jsonl", "distinct_summary.csv")
+        with claim_output_dir(out, "distinct", outputs, inputs=files):
+            records = []
+            for path in files:
+                records.extend(read_jsonl(path))
+            per_path, summary = distinctiveness(
+                records, default_embedder(), min_quality=min_quality
+            )
+            write_records(out / "distinct_paths.jsonl", per_path)
+            write_records(out / "distinct_summary.csv", summary)
         for row in summary:
             typer.echo(
                 f"  {row['model']}: avg ν {row['avg_nu'] or 0:.3f}  "

@@ -132,6 +132,7 @@ class ScorerConfig:
     llm_model: str | None = None
     ceiling_k: int | None = None
     threads: int | None = 1
+    max_paths: int | None = None
 
     def validate(self) -> None:
         if self.judge not in ("kg", "stored", "llm", "hybrid"):
@@ -142,6 +143,8 @@ class ScorerConfig:
             raise InputError("--factuality-threshold must be between 0 and 1")
         if self.threads is not None and self.threads < 1:
             raise InputError(f"--threads must be at least 1, not {self.threads}")
+        if self.max_paths is not None and self.max_paths < 1:
+            raise InputError(f"--max-paths must be at least 1, not {self.max_paths}")
 
 
 def set_threads(n: int | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +65,18 @@ def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
     """Number of rows in the input files, counted cheaply (non-empty lines of JSON Lines,
     Parquet metadata), or ``None`` when a file would have to be parsed to know (CSV, JSON).
 
-    Used as the progress bar's total; nothing is validated.
+    Used as the progress bar's total; nothing is validated. Non-regular files (a FIFO,
+    ``/dev/stdin``) are never read here: they can be read only once.
     """
     total = 0
     for raw_path in paths:
         path = Path(raw_path)
         suffix = path.suffix.lower()
-        if not path.exists():
+        try:
+            regular = stat.S_ISREG(path.stat().st_mode)
+        except OSError:
+            return None
+        if not regular:  # a FIFO or pipe can be read only once: by the scoring itself
             return None
         if suffix in {".jsonl", ".ndjson"}:
             with path.open("rb") as handle:

@@ -436,16 +436,16 @@ def score_files(
     def todo() -> Iterator[AnswerRow]:
         for r in rows:
             key = r.key
-            if key in done:
-                counts["skipped"] += 1
-                bar.update(1)
-                continue
-            if key in seen:
+            if key in seen:  # checked before resuming: an error on every run, not only the first
                 raise InputError(
                     f"{r.source}: row {r.line}: duplicate query index {r.index!r} "
                     f"for model {r.model!r}"
                 )
             seen.add(key)
+            if key in done:
+                counts["skipped"] += 1
+                bar.update(1)
+                continue
             yield r
 
     try:
