@@ -6,7 +6,9 @@ published files; ``raw_path_prediction`` is accepted too). The model name comes 
 ``--model`` flag, else a ``model``/``model_name`` column, else a published sample file
 name (``<Model>_model_name_<id>….jsonl`` → ``<Model>``). The row's ``index`` field names
 the query; without one, the row number does. All other fields are kept in ``extra``
-(the ``stored`` judge reads its scores from there).
+(the ``stored`` judge reads its scores from there). A lone surrogate escape in any text
+(``"\\ud800"``: valid JSON, but not text that can be written as UTF-8) is replaced by
+U+FFFD, and the row's query record says so in ``issues``; the run goes on.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
+from creagraph.core.text import scrub_surrogates
 
 __all__ = ["AnswerRow", "read_answers", "iter_answers", "count_answers", "REQUIRED_FIELDS"]
 
@@ -42,6 +45,8 @@ class AnswerRow:
     rel_b: str
     answer: Any
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: What was wrong with the row but repaired (recorded in its query record).
+    issues: list[str] = field(default_factory=list, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -112,6 +117,7 @@ def iter_answers(
         records = iter_records(path)
         for number, record in enumerate(records, start=1):
             where = f"{path}: row {number}"
+            record, issues = scrub_surrogates(record)  # else unwritable as UTF-8
             for name in REQUIRED_FIELDS:
                 value = record.get(name)
                 if not isinstance(value, str) or not value.strip():
@@ -141,5 +147,6 @@ def iter_answers(
                     rel_b=record["rel_b"],
                     answer=record[answer_field],
                     extra=record,
+                    issues=issues,
                 )
             )

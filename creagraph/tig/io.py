@@ -20,11 +20,13 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_jsonl, write_jsonl
+from creagraph.core.text import scrub_surrogates
 from creagraph.tig.schema import ATOM_TYPES, Atom, Response
 
 __all__ = [
@@ -136,6 +138,9 @@ def read_responses(path: str | os.PathLike[str]) -> list[Response]:
     InputError
         Naming the file and line of a malformed row, a missing/empty/mistyped field, or a
         duplicate ``(task_id, model, sample)``.
+
+    A lone surrogate escape (``"\\ud800"``, valid JSON but not writable as UTF-8) is
+    replaced by U+FFFD with a warning naming the file, line and field.
     """
     p = Path(path)
     responses: list[Response] = []
@@ -143,6 +148,9 @@ def read_responses(path: str | os.PathLike[str]) -> list[Response]:
     line = 0
     for line, record in _numbered(iter_jsonl(p), p):
         loc = f"{p}:{line}"
+        record, issues = scrub_surrogates(record)  # else unwritable as UTF-8
+        for issue in issues:
+            print(f"warning: {loc}: {issue}", file=sys.stderr)
         responses.append(response_from_record(record, loc))
         where.append(loc)
     if not responses:
