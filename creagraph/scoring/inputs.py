@@ -13,6 +13,8 @@ U+FFFD, and the row's query record says so in ``issues``; the run goes on.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import stat
@@ -29,6 +31,7 @@ __all__ = ["AnswerRow", "read_answers", "iter_answers", "count_answers", "REQUIR
 REQUIRED_FIELDS = ("query", "entity_a", "entity_b", "rel_b")
 _ANSWER_FIELDS = ("path_prediction", "raw_path_prediction", "answer", "response")
 _MODEL_FIELDS = ("model", "model_name", "eval_model_name")
+_INTEGER = re.compile(r"-?\d{1,18}")
 
 
 @dataclass
@@ -98,6 +101,41 @@ def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
     return total
 
 
+def _json_cell(value: Any) -> Any:
+    """A table cell holding a JSON list or object (how creagraph's CSV writer, and its
+    Parquet writer for mixed nested values, store them), decoded; anything else as is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if (text[:1], text[-1:]) not in (("[", "]"), ("{", "}")):
+        return value
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        return value
+    return decoded if isinstance(decoded, list | dict) else value
+
+
+def _from_table(record: dict[str, Any], answer_field: str) -> dict[str, Any]:
+    """Undo the flattening of a CSV/Parquet row: nested values come back as lists/dicts,
+    an integer ``index`` as an integer. The answer is decoded only in the published
+    wrapper form (a list whose first item is the answer text): raw answer text that is
+    itself JSON stays text."""
+    out = dict(record)
+    for name, value in record.items():
+        if name in REQUIRED_FIELDS:
+            continue
+        decoded = _json_cell(value)
+        if name == answer_field:
+            wrapped = isinstance(decoded, list) and decoded and isinstance(decoded[0], str)
+            decoded = decoded if wrapped else value
+        out[name] = decoded
+    index = out.get("index")
+    if isinstance(index, str) and _INTEGER.fullmatch(index.strip()):
+        out["index"] = int(index)
+    return out
+
+
 def iter_answers(
     paths: Iterable[str | os.PathLike[str]], model: str | None = None
 ) -> Iterator[AnswerRow]:
@@ -115,6 +153,7 @@ def iter_answers(
     for raw_path in paths:
         path = Path(raw_path)
         records = iter_records(path)
+        tabular = path.suffix.lower() in (".csv", ".parquet")
         for number, record in enumerate(records, start=1):
             where = f"{path}: row {number}"
             record, issues = scrub_surrogates(record)  # else unwritable as UTF-8
@@ -127,6 +166,8 @@ def iter_answers(
                 raise InputError(
                     f"{where}: no answer field (expected one of {', '.join(_ANSWER_FIELDS)})"
                 )
+            if tabular:
+                record = _from_table(record, answer_field)
             name = (
                 model
                 or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
@@ -135,6 +176,13 @@ def iter_answers(
             if not name:
                 raise InputError(f"{where}: no model name (give --model or a 'model' column)")
             index = record.get("index")
+            if isinstance(index, bool | list | dict) or (
+                isinstance(index, float) and not math.isfinite(index)
+            ):
+                raise InputError(
+                    f"{where}: field 'index' must be a number or text naming the query, "
+                    f"not {json.dumps(index)}"
+                )
             yield (
                 AnswerRow(
                     source=str(path),
