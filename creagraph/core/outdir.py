@@ -268,6 +268,8 @@ def claim_output_dir(
     try:
         marker = check()  # again, under the lock
         old_fp = marker.get("fingerprint") if marker is not None else None
+        if marker is not None and not any((path / name).exists() for name in outputs):
+            marker = None  # no results yet (e.g. the last run stopped on a bad input)
         if marker is not None and new_fp is not None and old_fp != new_fp:
             changes = fingerprint_changes(old_fp or {}, new_fp)
             if not fresh:

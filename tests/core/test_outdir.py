@@ -55,6 +55,13 @@ def test_changed_setting_is_refused_naming_it_and_fresh_starts_over(tmp_path):
     assert json.loads((out / MARKER_NAME).read_text())["fingerprint"]["--judge"] == "stored"
 
 
+def test_a_dir_without_results_takes_the_new_settings(tmp_path):
+    out = tmp_path / "out"
+    _claim(out, "score", ["a.jsonl"], fingerprint={"--model": None})  # stopped before output
+    _claim(out, "score", ["a.jsonl"], fingerprint={"--model": "m"})
+    assert json.loads((out / MARKER_NAME).read_text())["fingerprint"] == {"--model": "m"}
+
+
 def test_foreign_non_empty_dir_is_refused_untouched(tmp_path):
     out = tmp_path / "mine"
     out.mkdir()
