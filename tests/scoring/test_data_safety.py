@@ -226,3 +226,21 @@ def test_paths_per_answer_are_capped_with_a_reason(answers, tmp_path):
     assert capped and all(q["n_paths"] == 2 for q in capped)
     assert "only the first 2 were scored (--max-paths)" in capped[0]["issues"][0]
     assert len(read_jsonl(out / "paths.jsonl")) == sum(q["n_paths"] for q in queries)
+
+
+def test_distinct_and_report_never_write_into_a_users_directory(answers, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _score([answers], out) == 0
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.html").write_text("my page")
+    (mine / "distinct_summary.csv").write_text("my,table\n")
+    capsys.readouterr()
+    assert main(["distinct", str(out), "--out", str(mine)]) == 2
+    assert "not made by creagraph" in capsys.readouterr().err
+    assert main(["report", str(out), "--out", str(mine), "--resamples", "20"]) == 2
+    assert "not made by creagraph" in capsys.readouterr().err
+    assert main(["report", str(out), "--out", str(out), "--resamples", "20"]) == 2
+    assert "output of `creagraph score`" in capsys.readouterr().err
+    assert (mine / "report.html").read_text() == "my page"
+    assert sorted(os.listdir(mine)) == ["distinct_summary.csv", "report.html"]
