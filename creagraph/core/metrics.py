@@ -305,7 +305,9 @@ class PathSetDistances:
 
 
 def _transform(raw: np.ndarray, mode: UtilityMode) -> np.ndarray:
-    """g applied to a block of raw distances: always through :func:`transform_distance`."""
+    """g applied to a block of raw distances: always through :func:`transform_distance`
+    (the one place the lean stage applies g; where that function takes the utility mode,
+    pass ``mode`` here)."""
     return np.asarray(transform_distance(raw), dtype=np.float64)
 
 
