@@ -14,8 +14,9 @@ import csv
 import errno
 import json
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,7 +33,15 @@ __all__ = [
     "write_records",
     "JsonlAppender",
     "truncate_partial_line",
+    "write_csv",
+    "csv_safe_cell",
+    "csv_cell_text",
 ]
+
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV
+#: Injection"): =, +, -, @, tab and carriage return.
+_FORMULA_START = frozenset("=+-@\t\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class InputError(ValueError):
@@ -343,7 +352,12 @@ def iter_csv_lines(
                     f"{p}:{reader.line_num}: row has {n_header + len(row[None])} fields, "
                     f"the header has {n_header}"
                 )
-            yield reader.line_num, dict(row)
+            yield reader.line_num, {
+                csv_cell_text(k) if isinstance(k, str) else k: (
+                    csv_cell_text(v) if isinstance(v, str) else v
+                )
+                for k, v in row.items()
+            }
 
 
 def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:
@@ -372,16 +386,7 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
     if suffix in {".jsonl", ".ndjson"}:
         write_jsonl(p, records)
     elif suffix == ".csv":
-        fields: list[str] = []
-        for record in records:
-            fields.extend(k for k in record if k not in fields)
-        with atomic_write(p, newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=fields)
-            writer.writeheader()
-            for record in records:
-                writer.writerow(
-                    {k: (dumps(v) if isinstance(v, list | dict) else v) for k, v in record.items()}
-                )
+        write_csv(p, records)
     elif suffix == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -400,6 +405,75 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
             pq.write_table(table, handle)
     else:
         raise InputError(f"{p}: unsupported output type {suffix!r}")
+
+
+def csv_safe_cell(value: Any) -> Any:
+    """A cell value a spreadsheet shows as text, never runs as a formula (OWASP CSV injection).
+
+    Text that starts with ``= + - @``, a tab or a carriage return (after any leading
+    apostrophes) gets one more leading ``'``; numbers, and text that is a plain decimal
+    number such as ``"-1.5"``, are left alone. :func:`csv_cell_text` undoes it exactly, so
+    creagraph reads back what it wrote.
+
+    Examples
+    --------
+    >>> [csv_safe_cell(v) for v in ("=HYPERLINK(1)", "+cmd", "@SUM(A1)", "-1.5", -2, "a-b")]
+    ["'=HYPERLINK(1)", "'+cmd", "'@SUM(A1)", '-1.5', -2, 'a-b']
+    >>> csv_cell_text(csv_safe_cell("'=x")) == "'=x"
+    True
+    """
+    if not isinstance(value, str) or value.lstrip("'")[:1] not in _FORMULA_START:
+        return value
+    if _NUMBER.fullmatch(value):
+        return value
+    return "'" + value
+
+
+def csv_cell_text(text: str) -> str:
+    """The text :func:`csv_safe_cell` was given (one ``'`` removed where it added one)."""
+    if text.startswith("'") and text.lstrip("'")[:1] in _FORMULA_START:
+        return text[1:]
+    return text
+
+
+def _csv_default_cell(value: Any) -> Any:
+    if isinstance(value, list | dict):
+        return dumps(value)
+    return value
+
+
+def write_csv(
+    path: str | os.PathLike[str],
+    records: Iterable[Mapping[str, Any]],
+    fieldnames: Sequence[str] | None = None,
+    *,
+    cell: Callable[[Any], Any] | None = None,
+    lineterminator: str = "\r\n",
+) -> int:
+    """Atomically write records as CSV: the one CSV writer of creagraph.
+
+    Columns are ``fieldnames`` or the union of the records' keys in first-seen order;
+    missing values are blank. Each value goes through ``cell`` (default: lists and dicts
+    as JSON text) and then :func:`csv_safe_cell`, so no cell is a spreadsheet formula.
+    Returns the number of records written.
+    """
+    rows = records if fieldnames is not None else list(records)
+    if fieldnames is None:
+        fields: list[str] = []
+        for record in rows:
+            fields.extend(k for k in record if k not in fields)
+        fieldnames = fields
+    convert = cell or _csv_default_cell
+    n = 0
+    with atomic_write(path, newline="") as handle:
+        writer = csv.writer(handle, lineterminator=lineterminator)
+        writer.writerow([csv_safe_cell(str(name)) for name in fieldnames])
+        for record in rows:
+            writer.writerow(
+                [csv_safe_cell(convert(record[k])) if k in record else "" for k in fieldnames]
+            )
+            n += 1
+    return n
 
 
 def truncate_partial_line(path: str | os.PathLike[str]) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -32,6 +33,11 @@ __all__ = [
     "utility_curve",
     "mean_pairwise_distance",
     "UtilityMode",
+    "PathSetDistances",
+    "path_set_distances",
+    "pairwise_distance_means",
+    "greedy_order_from_vectors",
+    "utilities_from_order",
 ]
 
 UtilityMode = Literal["paper", "published"]
@@ -275,3 +281,205 @@ def mean_pairwise_distance(distances: np.ndarray) -> float:
         return float("nan")
     iu = np.triu_indices(n, k=1)
     return float(d[iu].mean())
+
+
+# --------------------------------------------------------------------------- lean distance stage
+#
+# One path set's distances, in memory O(n·d) for n paths of dimension d: the Gram matrix is
+# computed block by block (at most ``block_elements`` distances at a time), raw and transformed
+# distances come from the same block, and the greedy order keeps one running minimum per
+# path, fetching the rows of the paths it picks in batches. Below ``block_elements`` the
+# whole matrix is one block and the greedy runs on it directly (:func:`greedy_order`).
+
+#: Distances held at once (float64): 2**21 is 16 MB per block.
+BLOCK_ELEMENTS = 1 << 21
+#: Rows fetched at once by the blockwise greedy order (the picked path and the paths most
+#: likely to be picked next).
+GREEDY_BATCH_ROWS = 64
+
+
+@dataclass(frozen=True)
+class PathSetDistances:
+    """The distance-derived quantities of one path set (SPEC §3.5–3.6).
+
+    ``order``/``min_distances`` are :func:`greedy_order`'s results; ``mean_distance`` and
+    ``mean_raw_distance`` the means of g and of the raw ``1 − cos`` over unordered pairs
+    of distinct paths (NaN for fewer than two paths).
+    """
+
+    order: list[int]
+    min_distances: list[float]
+    mean_distance: float
+    mean_raw_distance: float
+
+
+def _transform(raw: np.ndarray, mode: UtilityMode) -> np.ndarray:
+    """g applied to a block of raw distances: always through :func:`transform_distance`
+    (the one place the lean stage applies g)."""
+    return np.asarray(transform_distance(raw, mode=mode), dtype=np.float64)
+
+
+def _distance_block(
+    vectors: np.ndarray,
+    rows: slice | np.ndarray,
+    mode: UtilityMode,
+    columns: slice = slice(None),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Raw (``clip(1 − cos, 0, 2)``, computed in place in the Gram block) and transformed
+    distances from ``vectors[rows]`` to ``vectors[columns]``, as :func:`distance_matrix`
+    computes them (its diagonal fill aside)."""
+    block = vectors[rows] @ vectors[columns].T
+    np.subtract(1.0, block, out=block)
+    np.clip(block, 0.0, 2.0, out=block)
+    return block, _transform(block, mode)
+
+
+def _off_diagonal_sum(block: np.ndarray, start: int) -> float:
+    """Sum of a row block of an n×n matrix (rows ``start…``) without its diagonal entries
+    (read through a strided view, no index arrays)."""
+    n = block.shape[1]
+    diagonal = block.reshape(-1)[start :: n + 1][: block.shape[0]]
+    return float(block.sum() - diagonal.sum())
+
+
+def pairwise_distance_means(
+    vectors: np.ndarray, mode: UtilityMode = "paper", *, block_elements: int = BLOCK_ELEMENTS
+) -> tuple[float, float]:
+    """Mean transformed and mean raw distance over unordered pairs of distinct paths.
+
+    Computed block by block from the embeddings (memory O(n·d + block_elements)); equal
+    to :func:`mean_pairwise_distance` of :func:`distance_matrix` (transformed and raw) to
+    rounding. NaN for fewer than two vectors.
+
+    Examples
+    --------
+    >>> v = np.eye(3)
+    >>> pairwise_distance_means(v)
+    (1.0, 1.0)
+    """
+    v = np.ascontiguousarray(vectors, dtype=np.float64)
+    n = len(v)
+    if n < 2:
+        return float("nan"), float("nan")
+    rows = max(1, min(n, block_elements // n))
+    total_d = total_raw = 0.0
+    for start in range(0, n, rows):
+        # rows start…stop against columns start…n: each unordered pair once (the square
+        # part is symmetric: half of its off-diagonal sum), half the Gram work
+        k = min(rows, n - start)
+        raw, d = _distance_block(v, slice(start, start + k), mode, slice(start, None))
+        for block, is_raw in ((raw, True), (d, False)):
+            square = block[:, :k]
+            part = (float(square.sum()) - float(np.trace(square))) / 2 + float(block[:, k:].sum())
+            if is_raw:
+                total_raw += part
+            else:
+                total_d += part
+    pairs = n * (n - 1) / 2
+    return total_d / pairs, total_raw / pairs
+
+
+def greedy_order_from_vectors(
+    quality: Sequence[float],
+    vectors: np.ndarray,
+    mode: UtilityMode = "paper",
+    *,
+    batch_rows: int = GREEDY_BATCH_ROWS,
+) -> tuple[list[int], list[float]]:
+    """:func:`greedy_order` computed from the embeddings, never holding the n×n matrix.
+
+    Same rule, ties and results as ``greedy_order(quality, distance_matrix(vectors,
+    mode))`` (to rounding, ~1e-15). Each path keeps its running minimum distance to the
+    paths chosen so far; the distance row of each chosen path is computed from the
+    embeddings, in batches of ``batch_rows`` rows: the path just chosen and the paths that
+    currently lead (highest ``f(u) · running minimum``, ties by index), which are the
+    likeliest next choices. Memory O(n·d + batch_rows·n).
+
+    Examples
+    --------
+    >>> v = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    >>> greedy_order_from_vectors([3, 3, 2], v)[0]
+    [0, 2, 1]
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    n = len(q)
+    if n == 0:
+        return [], []
+    v = np.ascontiguousarray(vectors, dtype=np.float64)
+    if len(v) != n:
+        raise ValueError(f"{n} qualities but {len(v)} vectors")
+    remaining = np.ones(n, dtype=bool)
+    running = np.ones(n, dtype=np.float64)
+    current = int(np.argmax(q))
+    order, mins = [current], [1.0]
+    cached: dict[int, int] = {}
+    rows = np.zeros((0, n))
+    while len(order) < n:
+        remaining[current] = False
+        position = cached.get(current)
+        if position is None:
+            gains = np.where(remaining, q * running, -np.inf)
+            likely = np.argsort(-gains, kind="stable")[: max(0, batch_rows - 1)]
+            fetch = np.concatenate(([current], likely[remaining[likely]]))
+            _, rows = _distance_block(v, fetch, mode)
+            cached = {int(i): k for k, i in enumerate(fetch)}
+            position = 0
+        np.minimum(running, rows[position], out=running)
+        gains = np.where(remaining, q * running, -np.inf)
+        current = int(np.argmax(gains))
+        order.append(current)
+        mins.append(float(running[current]))
+    return order, mins
+
+
+def path_set_distances(
+    quality: Sequence[float],
+    vectors: np.ndarray,
+    mode: UtilityMode = "paper",
+    *,
+    block_elements: int = BLOCK_ELEMENTS,
+) -> PathSetDistances:
+    """Greedy order and mean distances of one path set, from its embeddings (SPEC §3.5–3.6).
+
+    Raw and transformed distances come from one Gram computation. A set whose n×n
+    matrix fits in ``block_elements`` is one block and ordered with :func:`greedy_order`
+    on it; a larger one is handled block by block (:func:`pairwise_distance_means`,
+    :func:`greedy_order_from_vectors`), in memory O(n·d), with the same results.
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    n = len(q)
+    if n == 0:
+        return PathSetDistances([], [], float("nan"), float("nan"))
+    v = np.ascontiguousarray(vectors, dtype=np.float64)
+    if n * n <= block_elements:
+        raw, d = _distance_block(v, slice(None), mode)
+        order, mins = greedy_order(q, d)
+        pairs = n * (n - 1)
+        if pairs == 0:
+            return PathSetDistances(order, mins, float("nan"), float("nan"))
+        return PathSetDistances(
+            order, mins, _off_diagonal_sum(d, 0) / pairs, _off_diagonal_sum(raw, 0) / pairs
+        )
+    order, mins = greedy_order_from_vectors(q, v, mode)
+    mean_d, mean_raw = pairwise_distance_means(v, mode, block_elements=block_elements)
+    return PathSetDistances(order, mins, mean_d, mean_raw)
+
+
+def utilities_from_order(
+    quality: Sequence[float],
+    order: Sequence[int],
+    min_distances: Sequence[float],
+    gammas: Sequence[float],
+    mode: UtilityMode = "paper",
+) -> list[float]:
+    """Creative utility at each γ from a greedy order (:func:`greedy_order`'s results).
+
+    Examples
+    --------
+    >>> utilities_from_order([4, 2], [0, 1], [1.0, 0.5], [0.5])
+    [4.5]
+    """
+    if len(order) == 0:
+        return [1.0 if mode == "published" else 0.0 for _ in gammas]
+    terms = np.asarray(quality, dtype=np.float64)[list(order)] * np.asarray(min_distances)
+    return [float(np.sum(discounts(len(order), g, mode) * terms)) for g in gammas]

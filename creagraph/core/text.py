@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
-__all__ = ["normalize", "normalize_loose"]
+__all__ = ["normalize", "normalize_loose", "replace_lone_surrogates", "scrub_surrogates"]
 
 _SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize(text: str) -> str:
@@ -38,3 +40,50 @@ def normalize_loose(text: str) -> str:
     'lew alcindor jr'
     """
     return _SPACE.sub(" ", _NON_WORD.sub(" ", normalize(text)).replace("_", " ")).strip()
+
+
+def replace_lone_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate (``"\\ud800"`` in JSON: valid JSON, not encodable
+    as UTF-8) replaced by U+FFFD, and how many there were.
+
+    JSON decoding joins a valid surrogate pair into one character, so any surrogate left
+    in a Python string is a lone one.
+
+    Examples
+    --------
+    >>> replace_lone_surrogates("a\\ud800b")
+    ('a\ufffdb', 1)
+    """
+    if not _SURROGATE.search(text):
+        return text, 0
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def scrub_surrogates(value: Any, where: str = "") -> tuple[Any, list[str]]:
+    """Replace lone surrogates in every string of a JSON value (keys included).
+
+    Returns the clean value (the input itself when nothing changed) and one reason per
+    field that was changed, e.g. ``"field 'answer': 1 lone surrogate replaced by U+FFFD"``.
+
+    Examples
+    --------
+    >>> scrub_surrogates({"a": ["x\\udc00"], "b": 1})
+    ({'a': ['x\ufffd'], 'b': 1}, ["field 'a': 1 lone surrogate replaced by U+FFFD"])
+    """
+    issues: list[str] = []
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, str):
+            clean, n = replace_lone_surrogates(item)
+            if n:
+                plural = "s" if n > 1 else ""
+                issues.append(f"field {path!r}: {n} lone surrogate{plural} replaced by U+FFFD")
+            return clean
+        if isinstance(item, dict):
+            return {walk(k, path or str(k)): walk(v, path or str(k)) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v, path) for v in item]
+        return item
+
+    clean = walk(value, where)
+    return (clean if issues else value), issues

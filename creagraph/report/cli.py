@@ -9,6 +9,18 @@ import typer
 
 from creagraph.core.io import InputError
 
+#: The files `creagraph report` writes in --out.
+REPORT_OUTPUTS = (
+    "report.html",
+    "leaderboard.csv",
+    "leaderboard.png",
+    "utility_curves.png",
+    "distinctiveness.png",
+    "grounding.png",
+    "relations_source.png",
+    "relations_query.png",
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``report`` command to the top-level app."""
@@ -51,6 +63,7 @@ def register(app: typer.Typer) -> None:
         """One self-contained HTML page (figures embedded; also written as PNGs) and
         leaderboard.csv: leaderboard with 95% bootstrap CIs, utility-vs-patience curves,
         distinctiveness, per-relation breakdown, grounding coverage, top cliché clusters."""
+        from creagraph.core.outdir import claim_output_dir
         from creagraph.report import (
             read_distinct,
             read_query_relations,
@@ -64,19 +77,22 @@ def register(app: typer.Typer) -> None:
             raise InputError("no scored queries found in the given results")
         paths, summary = read_distinct(distinct_dir) if distinct_dir is not None else ([], [])
         clusters, anchors = read_tig(tig) if tig else ([], [])
-        files = write_report(
-            scored,
-            out,
-            distinct_paths=paths,
-            distinct_summary=summary,
-            grounding_queries=read_scored(grounding) if grounding else [],
-            relation_records=read_query_relations(queries) if queries else [],
-            tig_clusters=clusters,
-            tig_anchors=anchors,
-            top_clusters=top_clusters,
-            n_resamples=resamples,
-            title=title,
-        )
+        inputs = [p / "queries.jsonl" if p.is_dir() else p for p in [*results, *(grounding or [])]]
+        inputs += [*(queries or []), *(p for p in tig or [] if not p.is_dir())]
+        with claim_output_dir(out, "report", REPORT_OUTPUTS, inputs=inputs):
+            files = write_report(
+                scored,
+                out,
+                distinct_paths=paths,
+                distinct_summary=summary,
+                grounding_queries=read_scored(grounding) if grounding else [],
+                relation_records=read_query_relations(queries) if queries else [],
+                tig_clusters=clusters,
+                tig_anchors=anchors,
+                top_clusters=top_clusters,
+                n_resamples=resamples,
+                title=title,
+            )
         for f in files[1:]:
             typer.echo(f"wrote {f}")
         typer.echo(f"report: {files[0]}")

@@ -36,6 +36,12 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _finite(value: Any, where: str, field: str) -> None:
+    """A number that is NaN or infinite would silently poison means and intervals."""
+    if _number(value) and not math.isfinite(value):
+        raise InputError(f"{where}: field {field}: {value!r} is not a finite number")
+
+
 def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
     """Scored queries from ``creagraph score`` output directories or ``queries.jsonl`` files.
 
@@ -62,9 +68,15 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
             for gamma in ("0.7", "0.9"):
                 if not _number(utility.get(gamma)):
                     raise InputError(f"{where}: field 'utility' has no number for γ = {gamma}")
+            for gamma, value in utility.items():
+                _finite(value, where, f"'utility' (γ = {gamma})")
             curve = record.get("utility_curve")
             if curve is not None and not isinstance(curve, dict):
                 raise InputError(f"{where}: field 'utility_curve' is not an object")
+            for gamma, value in (curve or {}).items():
+                _finite(value, where, f"'utility_curve' (γ = {gamma})")
+            for name in ("max_quality", "mean_pairwise_distance", "mean_pairwise_raw_distance"):
+                _finite(record.get(name), where, repr(name))
             status = record.get("triple_status")
             if status is not None and not (
                 isinstance(status, dict) and all(_number(v) for v in status.values())
@@ -89,6 +101,7 @@ def read_distinct(directory: PathLike) -> tuple[list[dict[str, Any]], list[dict[
         _require(record, where, "model", str)
         if record.get("nu") is not None and not _number(record["nu"]):
             raise InputError(f"{where}: field 'nu' is not a number")
+        _finite(record.get("nu"), where, "'nu'")
     summary = read_records(d / "distinct_summary.csv")
     for number, row in enumerate(summary, start=2):
         where = f"{d / 'distinct_summary.csv'}: line {number}"
@@ -103,8 +116,7 @@ def read_distinct(directory: PathLike) -> tuple[list[dict[str, Any]], list[dict[
                 row[key] = float(value)
             except (TypeError, ValueError):
                 raise InputError(f"{where}: field {key!r} is not a number: {value!r}") from None
-            if not math.isfinite(row[key]):
-                row[key] = None
+            _finite(row[key], where, repr(key))
     return paths, summary
 
 
@@ -135,6 +147,7 @@ def read_tig(items: Sequence[PathLike]) -> tuple[list[dict[str, Any]], list[dict
             _require(record, where, "task_id", str)
             if not _number(record.get("cliche_score")):
                 raise InputError(f"{where}: field 'cliche_score' is missing or not a number")
+            _finite(record["cliche_score"], where, "'cliche_score'")
             if "item_id" in record:
                 anchors.append(record)
             elif "id" in record:

@@ -122,6 +122,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
         relation_linker,
         kg,
         ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
+        **({"max_paths": config.max_paths} if config.max_paths is not None else {}),
     )
 
 

@@ -19,7 +19,7 @@ from creagraph.cliopts import (
     ModeOpt,
     StoreOpt,
 )
-from creagraph.core.io import InputError, dumps, read_jsonl, write_records
+from creagraph.core.io import InputError, dumps, iter_records, read_jsonl, write_records
 from creagraph.scoring.api import build_scorer
 from creagraph.scoring.distributed import ENGINES, ScorerConfig
 
@@ -35,6 +35,7 @@ _FLAGS = {
     "llm_base_url": "--llm-base-url",
     "llm_model": "--llm-model",
     "llm_api_key_env": "--llm-api-key-env",
+    "max_paths": "--max-paths",
 }
 
 
@@ -45,6 +46,76 @@ def _as_flags(message: str) -> str:
     return re.sub(
         r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)], message
     )
+
+
+#: The files `creagraph score` writes in --out (the only ones --fresh deletes).
+SCORE_OUTPUTS = (
+    "paths.jsonl",
+    "queries.jsonl",
+    "summary.csv",
+    "README.txt",
+    "paths.parquet",
+    "queries.parquet",
+    "summary.parquet",
+)
+#: Settings that do not change any number (results are identical by design).
+_NOT_FINGERPRINTED = {"threads"}
+
+
+def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:
+    """Everything that determines `creagraph score`'s numbers, as plain JSON values: every
+    :class:`ScorerConfig` setting but the thread count, ``--model``, the graph store's
+    identity (its path and the SHA-256 of its ``meta.json``, which holds every store
+    file's checksum) and each input file's identity (path, size, SHA-256)."""
+    import dataclasses
+    import hashlib
+
+    from creagraph.core.outdir import file_identity
+
+    fp: dict = {}
+    for f in dataclasses.fields(config):
+        if f.name in _NOT_FINGERPRINTED:
+            continue
+        value = getattr(config, f.name)
+        if f.name == "store" and value is not None:
+            meta = Path(value) / "meta.json"
+            try:
+                digest = hashlib.sha256(meta.read_bytes()).hexdigest()
+            except OSError:
+                digest = None
+            value = {"path": str(Path(value).resolve()), "sha256": digest}
+        fp["--" + f.name.replace("_", "-")] = value
+    fp["--model"] = model
+    fp["inputs"] = [file_identity(p) for p in inputs]
+    return fp
+
+
+def _run_scoring(rows, config, out, engine, workers, address, total, *, parquet):
+    """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed)."""
+    from creagraph.scoring.pipeline import score_files
+
+    if engine == "local":
+        counts = score_files(rows, build_scorer(config), out, total=total)
+    elif engine == "dask":
+        from creagraph.scoring.distributed import dask_client, dask_runner
+
+        with dask_client(address, workers) as client:
+            runner = dask_runner(client, config, build_scorer)
+            counts = score_files(rows, None, out, run=runner, total=total)
+    else:
+        from creagraph.scoring.distributed import ray_cluster, ray_runner
+
+        with ray_cluster(address, workers):
+            runner = ray_runner(config, build_scorer, workers)
+            counts = score_files(rows, None, out, run=runner, total=total)
+    if parquet:
+        from creagraph.scoring.pipeline import summarize
+
+        queries = read_jsonl(out / "queries.jsonl")
+        write_records(out / "queries.parquet", queries)
+        write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
+        write_records(out / "summary.parquet", summarize(queries))
+    return counts
 
 
 def register(app: typer.Typer) -> None:
@@ -108,14 +179,29 @@ def register(app: typer.Typer) -> None:
         parquet: Annotated[
             bool, typer.Option(help="Also write paths/queries/summary as Parquet.")
         ] = False,
+        max_paths: Annotated[
+            int | None,
+            typer.Option(
+                help="Paths scored per answer (default 20,000); the rest are dropped with a "
+                "recorded reason."
+            ),
+        ] = None,
+        fresh: Annotated[
+            bool,
+            typer.Option(
+                help="Delete the previous results in OUT (made by creagraph score) and start "
+                "over, instead of resuming."
+            ),
+        ] = False,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
-        Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running skips
-        queries already scored.
+        Writes OUT/paths.jsonl, OUT/queries.jsonl and OUT/summary.csv; re-running with the
+        same settings and inputs skips queries already scored. OUT must be new, empty or
+        made by creagraph score; one run at a time writes it.
         """
+        from creagraph.core.outdir import claim_output_dir
         from creagraph.scoring.inputs import count_answers, iter_answers
-        from creagraph.scoring.pipeline import score_files
 
         rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
         total = count_answers(inputs)
@@ -131,6 +217,7 @@ def register(app: typer.Typer) -> None:
             ceiling_k=ceiling_k if ceiling else None,
             threads=threads,
             llm_api_key_env=llm_api_key_env,
+            max_paths=max_paths,
         )
         try:
             config.validate()
@@ -150,57 +237,45 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         if workers < 0:
             raise InputError(f"--workers must be at least 0, not {workers}")
-        if engine == "local":
-            if workers or address:
-                raise InputError("--workers/--address need --engine dask or --engine ray")
-            counts = score_files(rows, build_scorer(config), out, total=total)
-        elif engine == "dask":
-            from creagraph.scoring.distributed import dask_client, dask_runner
-
-            with dask_client(address, workers) as client:
-                runner = dask_runner(client, config, build_scorer)
-                counts = score_files(rows, None, out, run=runner, total=total)
-        else:
-            from creagraph.scoring.distributed import ray_cluster, ray_runner
-
-            with ray_cluster(address, workers):
-                runner = ray_runner(config, build_scorer, workers)
-                counts = score_files(rows, None, out, run=runner, total=total)
-        if parquet:
-            from creagraph.scoring.pipeline import summarize
-
-            queries = read_jsonl(out / "queries.jsonl")
-            write_records(out / "queries.parquet", queries)
-            write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
-            write_records(out / "summary.parquet", summarize(queries))
+        if engine == "local" and (workers or address):
+            raise InputError("--workers/--address need --engine dask or --engine ray")
+        claim = claim_output_dir(
+            out,
+            "score",
+            SCORE_OUTPUTS,
+            inputs=inputs,
+            fingerprint=score_fingerprint(config, inputs, model),
+            fresh=fresh,
+        )
+        with claim:
+            counts = _run_scoring(
+                rows, config, out, engine, workers, address, total, parquet=parquet
+            )
         typer.echo(
             f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
             f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"
         )
-        import csv
+        for row in iter_records(out / "summary.csv"):
 
-        with (out / "summary.csv").open() as handle:
-            for row in csv.DictReader(handle):
+            def fmt(key: str, row: dict = row) -> str:
+                value = row.get(key)
+                return f"{float(value):.2f}" if value not in (None, "") else "-"
 
-                def fmt(key: str, row: dict = row) -> str:
-                    value = row.get(key)
-                    return f"{float(value):.2f}" if value not in (None, "") else "-"
-
-                extra = ""
-                if "ceiling_fraction_0.9_mean" in row:
-                    extra += (
-                        f"  ceiling s0.7 {fmt('ceiling_fraction_0.7_mean')} "
-                        f"s0.9 {fmt('ceiling_fraction_0.9_mean')}  "
-                        f"graph recall {fmt('graph_path_recall_mean')}"
-                    )
-                bad = int(row.get("judge_unparsed") or 0), int(row.get("judge_failed") or 0)
-                if any(bad):
-                    extra += f"  judge: {bad[0]} unparsed, {bad[1]} failed triples"
-                typer.echo(
-                    f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
-                    f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
-                    f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries){extra}"
+            extra = ""
+            if "ceiling_fraction_0.9_mean" in row:
+                extra += (
+                    f"  ceiling s0.7 {fmt('ceiling_fraction_0.7_mean')} "
+                    f"s0.9 {fmt('ceiling_fraction_0.9_mean')}  "
+                    f"graph recall {fmt('graph_path_recall_mean')}"
                 )
+            bad = int(row.get("judge_unparsed") or 0), int(row.get("judge_failed") or 0)
+            if any(bad):
+                extra += f"  judge: {bad[0]} unparsed, {bad[1]} failed triples"
+            typer.echo(
+                f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
+                f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
+                f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries){extra}"
+            )
 
     @app.command()
     def distinct(
@@ -219,27 +294,29 @@ def register(app: typer.Typer) -> None:
         found in two of the given results is an error (score it once, in one folder).
         """
         from creagraph.core.embeddings import default_embedder
+        from creagraph.core.outdir import claim_output_dir
         from creagraph.scoring.distinct import distinctiveness
 
-        records = []
-        owner: dict[str, Path] = {}
-        for item in results:
-            path = item / "paths.jsonl" if item.is_dir() else item
-            found = read_jsonl(path)
-            for model in sorted({str(r.get("model")) for r in found}):
-                if model in owner:
-                    raise InputError(
-                        f"model {model!r} is in both {owner[model]} and {path}: "
-                        "give each model's scores once"
-                    )
-                owner[model] = path
-            records.extend(found)
-        per_path, summary = distinctiveness(
-            records, default_embedder(), min_quality=min_quality, mode=Mode(mode).value
-        )
-        out.mkdir(parents=True, exist_ok=True)
-        write_records(out / "distinct_paths.jsonl", per_path)
-        write_records(out / "distinct_summary.csv", summary)
+        files = [item / "paths.jsonl" if item.is_dir() else item for item in results]
+        outputs = ("distinct_paths.jsonl", "distinct_summary.csv")
+        with claim_output_dir(out, "distinct", outputs, inputs=files):
+            records = []
+            owner: dict[str, Path] = {}
+            for path in files:
+                found = read_jsonl(path)
+                for model in sorted({str(r.get("model")) for r in found}):
+                    if model in owner:
+                        raise InputError(
+                            f"model {model!r} is in both {owner[model]} and {path}: "
+                            "give each model's scores once"
+                        )
+                    owner[model] = path
+                records.extend(found)
+            per_path, summary = distinctiveness(
+                records, default_embedder(), min_quality=min_quality, mode=Mode(mode).value
+            )
+            write_records(out / "distinct_paths.jsonl", per_path)
+            write_records(out / "distinct_summary.csv", summary)
         for row in summary:
             typer.echo(
                 f"  {row['model']}: avg ν {row['avg_nu'] or 0:.3f}  "

@@ -133,6 +133,7 @@ class ScorerConfig:
     ceiling_k: int | None = None
     threads: int | None = 1
     llm_api_key_env: str | None = None
+    max_paths: int | None = None
 
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
@@ -145,6 +146,8 @@ class ScorerConfig:
             raise InputError("factuality_threshold must be between 0 and 1")
         if self.threads is not None and self.threads < 1:
             raise InputError(f"threads must be at least 1, not {self.threads}")
+        if self.max_paths is not None and self.max_paths < 1:
+            raise InputError(f"max_paths must be at least 1, not {self.max_paths}")
         if self.ceiling_k is not None and self.ceiling_k < 1:
             raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
         if judge in ("llm", "hybrid"):

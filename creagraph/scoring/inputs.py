@@ -12,19 +12,26 @@ its ``index``, else its normalised query text — never its row number, so two m
 files in different orders still pair each answer with the same query (scoring,
 distinctiveness and the report all use this key). ``AnswerRow.index`` falls back to the
 row number for display only.
+
+A lone surrogate escape in any text (``"\\ud800"``: valid JSON, but not text that can be
+written as UTF-8) is replaced by U+FFFD, and the row's query record says so in ``issues``;
+the run goes on.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
-from creagraph.core.text import normalize_loose
+from creagraph.core.text import normalize_loose, scrub_surrogates
 
 __all__ = [
     "AnswerRow",
@@ -40,6 +47,7 @@ __all__ = [
 REQUIRED_FIELDS = ("query", "entity_a", "entity_b", "rel_b")
 _ANSWER_FIELDS = ("path_prediction", "raw_path_prediction", "answer", "response")
 _MODEL_FIELDS = ("model", "model_name", "eval_model_name")
+_INTEGER = re.compile(r"-?\d{1,18}")
 
 
 @dataclass
@@ -57,6 +65,8 @@ class AnswerRow:
     answer: Any
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
     query_key: str = ""
+    #: What was wrong with the row but repaired (recorded in its query record).
+    issues: list[str] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if not self.query_key:
@@ -119,13 +129,18 @@ def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
     """Number of rows in the input files, counted cheaply (non-empty lines of JSON Lines,
     Parquet metadata), or ``None`` when a file would have to be parsed to know (CSV, JSON).
 
-    Used as the progress bar's total; nothing is validated.
+    Used as the progress bar's total; nothing is validated. Non-regular files (a FIFO,
+    ``/dev/stdin``) are never read here: they can be read only once.
     """
     total = 0
     for raw_path in paths:
         path = Path(raw_path)
         suffix = path.suffix.lower()
-        if not path.exists():
+        try:
+            regular = stat.S_ISREG(path.stat().st_mode)
+        except OSError:
+            return None
+        if not regular:  # a FIFO or pipe can be read only once: by the scoring itself
             return None
         if suffix in {".jsonl", ".ndjson"}:
             with path.open("rb") as handle:
@@ -140,6 +155,41 @@ def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
         else:
             return None
     return total
+
+
+def _json_cell(value: Any) -> Any:
+    """A table cell holding a JSON list or object (how creagraph's CSV writer, and its
+    Parquet writer for mixed nested values, store them), decoded; anything else as is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if (text[:1], text[-1:]) not in (("[", "]"), ("{", "}")):
+        return value
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        return value
+    return decoded if isinstance(decoded, list | dict) else value
+
+
+def _from_table(record: dict[str, Any], answer_field: str) -> dict[str, Any]:
+    """Undo the flattening of a CSV/Parquet row: nested values come back as lists/dicts,
+    an integer ``index`` as an integer. The answer is decoded only in the published
+    wrapper form (a list whose first item is the answer text): raw answer text that is
+    itself JSON stays text."""
+    out = dict(record)
+    for name, value in record.items():
+        if name in REQUIRED_FIELDS:
+            continue
+        decoded = _json_cell(value)
+        if name == answer_field:
+            wrapped = isinstance(decoded, list) and decoded and isinstance(decoded[0], str)
+            decoded = decoded if wrapped else value
+        out[name] = decoded
+    index = out.get("index")
+    if isinstance(index, str) and _INTEGER.fullmatch(index.strip()):
+        out["index"] = int(index)
+    return out
 
 
 def iter_answers(
@@ -165,12 +215,15 @@ def answer_rows(
     records: Iterable[dict[str, Any]], model: str | None = None, *, source: str = "<answers>"
 ) -> Iterator[AnswerRow]:
     """Answer rows from records already in memory (dicts with the fields of a file row);
-    errors name ``source`` and the record's number."""
+    errors name ``source`` and the record's number. A ``source`` ending in ``.csv`` or
+    ``.parquet`` has its nested values decoded (as creagraph's own writers store them)."""
     path = Path(source)
+    tabular = path.suffix.lower() in (".csv", ".parquet")
     for number, record in enumerate(records, start=1):
         where = f"{source}: row {number}"
         if not isinstance(record, dict):
             raise InputError(f"{where}: not an object")
+        record, issues = scrub_surrogates(record)  # else unwritable as UTF-8
         for name in REQUIRED_FIELDS:
             value = record.get(name)
             if not isinstance(value, str) or not value.strip():
@@ -180,6 +233,8 @@ def answer_rows(
             raise InputError(
                 f"{where}: no answer field (expected one of {', '.join(_ANSWER_FIELDS)})"
             )
+        if tabular:
+            record = _from_table(record, answer_field)
         name = (
             model
             or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
@@ -188,6 +243,13 @@ def answer_rows(
         if not name:
             raise InputError(f"{where}: no model name (give a model name or a 'model' column)")
         index = record.get("index")
+        if isinstance(index, bool | list | dict) or (
+            isinstance(index, float) and not math.isfinite(index)
+        ):
+            raise InputError(
+                f"{where}: field 'index' must be a number or text naming the query, "
+                f"not {json.dumps(index)}"
+            )
         yield AnswerRow(
             source=source,
             line=number,
@@ -200,4 +262,5 @@ def answer_rows(
             answer=record[answer_field],
             extra=record,
             query_key=query_key(record),
+            issues=issues,
         )

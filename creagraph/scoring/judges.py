@@ -14,6 +14,7 @@ All judges implement :class:`Judge`: ``judge(row, path_index, triples)`` returns
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -112,9 +113,29 @@ def _stored_list(row, path_index: int, field_name: str) -> list:
 class StoredJudge:
     """Judgments stored in the input rows (the published judge's outputs).
 
-    Reads, per path, ``raw_salience_scores_0`` (σ per triple) and
-    ``parsed_scores_factuality_0`` (0/1 per triple).
+    Reads, per path, ``raw_salience_scores_0`` (σ per triple, a whole number from 1 to 5)
+    and ``parsed_scores_factuality_0`` (per triple, from 0 to 1). A value out of range,
+    non-finite or not a number is an :class:`InputError` naming the file, row and field.
     """
+
+    @staticmethod
+    def _stored(
+        row: AnswerRow, path_index: int, i: int, values: list, name: str, low: int, high: int
+    ) -> float | None:
+        if i >= len(values) or values[i] is None:
+            return None
+        value = values[i]
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and math.isfinite(value) and low <= value <= high
+        if ok and low == 1:  # σ: a whole number
+            ok = float(value).is_integer()
+        if not ok:
+            kind = "a whole number from 1 to 5" if low == 1 else "a number from 0 to 1"
+            raise InputError(
+                f"{row.source}: row {row.line}: field {name!r}, path {path_index}, "
+                f"triple {i}: {value!r} is not {kind}"
+            )
+        return float(value)
 
     name = "stored"
 
@@ -138,8 +159,9 @@ class StoredJudge:
         sal, fact = self.stored_lists(row, path_index)
         out = []
         for i in range(len(triples)):
-            s = int(sal[i]) if i < len(sal) and sal[i] is not None else None
-            f = float(fact[i]) if i < len(fact) and fact[i] is not None else None
+            s = self._stored(row, path_index, i, sal, self.specificity_field, 1, 5)
+            f = self._stored(row, path_index, i, fact, self.factuality_field, 0, 1)
+            s = int(s) if s is not None else None
             evidence = {
                 "backend": "stored",
                 "fields": [self.specificity_field, self.factuality_field],

@@ -60,11 +60,10 @@ from creagraph.core.io import (
 )
 from creagraph.core.metrics import (
     UtilityMode,
-    distance_matrix,
-    mean_pairwise_distance,
+    path_set_distances,
     path_strength,
     path_string,
-    utility_curve,
+    utilities_from_order,
 )
 from creagraph.core.progress import progress_bar
 from creagraph.scoring.inputs import AnswerRow, record_query_key
@@ -75,6 +74,10 @@ from creagraph.scoring.validity import check_validity, check_validity_published
 __all__ = ["Scorer", "ScoreResult", "score_files", "summarize", "REPORTED_GAMMAS", "CURVE_GAMMAS"]
 
 REPORTED_GAMMAS = (0.7, 0.9)
+#: Paths scored per answer by default (``creagraph score --max-paths``); the rest of an
+#: answer's paths are dropped and the query record says so. Scoring memory is O(n·d) in
+#: the number of paths, time O(n²·d) for the distances.
+MAX_PATHS_PER_ANSWER = 20_000
 CURVE_GAMMAS = tuple(round(0.1 * i, 1) for i in range(11))
 
 
@@ -169,6 +172,7 @@ class Scorer:
     relation_linker: Any = None
     kg: Any = None
     ceiling: Any = None
+    max_paths: int = MAX_PATHS_PER_ANSWER
     _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def _names(self, mention: str) -> tuple[str, ...]:
@@ -212,13 +216,21 @@ class Scorer:
 
     def score(self, row: AnswerRow) -> ScoreResult:
         parsed = parse_answer(row.answer)
+        issues = list(getattr(row, "issues", ()))
+        paths = parsed.paths
+        if len(paths) > self.max_paths:
+            issues.append(
+                f"the answer has {len(paths):,} paths; only the first {self.max_paths:,} "
+                "were scored (--max-paths)"
+            )
+            paths = paths[: self.max_paths]
         path_records: list[dict[str, Any]] = []
         kept_strings: list[str] = []
         kept_quality: list[float] = []
         kept_grounded: list[list[list[str]] | None] = []
         status_counts: dict[str, int] = {}
         error_counts = {"unparsed": 0, "failed": 0}
-        for i, path in enumerate(parsed.paths):
+        for i, path in enumerate(paths):
             validity = self._validity(row, path.triples)
             judgments = self.judge.judge(row, i, path.triples) if path.triples else []
             sigmas = [j.specificity for j in judgments]
@@ -275,10 +287,10 @@ class Scorer:
                 }
             )
         vectors = self.embedder.encode(kept_strings) if kept_strings else np.zeros((0, 1))
-        d = distance_matrix(vectors, self.mode) if kept_strings else np.zeros((0, 0))
-        raw = distance_matrix(vectors, self.mode, transformed=False) if kept_strings else d
-        curve = utility_curve(kept_quality, d, CURVE_GAMMAS, self.mode)
-        reported = utility_curve(kept_quality, d, REPORTED_GAMMAS, self.mode)
+        stats = path_set_distances(kept_quality, vectors, self.mode)
+        order, mins = stats.order, stats.min_distances
+        curve = utilities_from_order(kept_quality, order, mins, CURVE_GAMMAS, self.mode)
+        reported = utilities_from_order(kept_quality, order, mins, REPORTED_GAMMAS, self.mode)
         query = {
             "index": row.index,
             "query_key": row.query_key,
@@ -289,7 +301,7 @@ class Scorer:
             "rel_b": row.rel_b,
             "mode": self.mode,
             "judge": self.judge.name,
-            "n_paths": len(parsed.paths),
+            "n_paths": len(paths),
             "n_valid": sum(1 for p in path_records if p["valid"]),
             "n_kept": len(kept_strings),
             "parse_failures": parsed.failures,
@@ -297,11 +309,12 @@ class Scorer:
             "utility": {str(g): u for g, u in zip(REPORTED_GAMMAS, reported)},
             "utility_curve": {f"{g:.1f}": u for g, u in zip(CURVE_GAMMAS, curve)},
             "max_quality": max(kept_quality, default=0.0),
-            "mean_pairwise_distance": _finite(mean_pairwise_distance(d)) if len(d) else None,
-            "mean_pairwise_raw_distance": _finite(mean_pairwise_distance(raw)) if len(d) else None,
+            "mean_pairwise_distance": _finite(stats.mean_distance),
+            "mean_pairwise_raw_distance": _finite(stats.mean_raw_distance),
             "triple_status": dict(sorted(status_counts.items())),
             "judge_errors": error_counts,
             "source": row.source,
+            "issues": issues,
         }
         if self.ceiling is not None:
             ids = query_ids(row)
@@ -530,16 +543,16 @@ def score_files(
     def todo() -> Iterator[AnswerRow]:
         for r in rows:
             key = r.key
-            if key in done:
-                counts["skipped"] += 1
-                bar.update(1)
-                continue
-            if key in seen:
+            if key in seen:  # checked before resuming: an error on every run, not only the first
                 raise InputError(
                     f"{r.source}: row {r.line}: duplicate query {r.query_key!r} "
                     f"for model {r.model!r}"
                 )
             seen.add(key)
+            if key in done:
+                counts["skipped"] += 1
+                bar.update(1)
+                continue
             yield r
 
     try:

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from creagraph.core.io import InputError, atomic_write, iter_jsonl, write_jsonl
+from creagraph.core.io import InputError, csv_cell_text, iter_jsonl, write_csv, write_jsonl
 from creagraph.tig.schema import (
     ACTIONS,
     CRITERIA,
@@ -134,12 +134,7 @@ def write_audit(path: str | os.PathLike[str], records: Sequence[AuditRecord]) ->
     if suffix in (".jsonl", ".ndjson"):
         return write_jsonl(p, (r.to_dict() for r in records))
     if suffix == ".csv":
-        with atomic_write(p, newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(AUDIT_FIELDS))
-            writer.writeheader()
-            for record in records:
-                writer.writerow(record.to_dict())
-        return len(records)
+        return write_csv(p, (r.to_dict() for r in records), list(AUDIT_FIELDS))
     raise InputError(f"{p}: unsupported audit file type {suffix!r} (use .csv or .jsonl)")
 
 
@@ -166,6 +161,7 @@ def read_audit(path: str | os.PathLike[str]) -> list[AuditRecord]:
             for row in reader:
                 if None in row:
                     raise InputError(f"{p}:{start}: more values than columns")
+                row = {k: csv_cell_text(v) if isinstance(v, str) else v for k, v in row.items()}
                 records.append(validate_audit_record(row, f"{p}:{start}"))
                 start = reader.line_num + 1
     elif suffix in (".jsonl", ".ndjson"):

@@ -20,11 +20,13 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_jsonl, write_jsonl
+from creagraph.core.text import scrub_surrogates
 from creagraph.tig.schema import ATOM_TYPES, Atom, Response
 
 __all__ = [
@@ -136,6 +138,9 @@ def read_responses(path: str | os.PathLike[str]) -> list[Response]:
     InputError
         Naming the file and line of a malformed row, a missing/empty/mistyped field, or a
         duplicate ``(task_id, model, sample)``.
+
+    A lone surrogate escape (``"\\ud800"``, valid JSON but not writable as UTF-8) is
+    replaced by U+FFFD with a warning naming the file, line and field.
     """
     p = Path(path)
     responses: list[Response] = []
@@ -143,12 +148,21 @@ def read_responses(path: str | os.PathLike[str]) -> list[Response]:
     line = 0
     for line, record in _numbered(iter_jsonl(p), p):
         loc = f"{p}:{line}"
-        responses.append(response_from_record(record, loc))
+        responses.append(response_from_record(_scrubbed(record, loc), loc))
         where.append(loc)
     if not responses:
         raise InputError(f"{p}: no responses")
     check_unique_responses(responses, where)
     return responses
+
+
+def _scrubbed(record: Any, where: str) -> Any:
+    """``record`` with lone surrogates (valid JSON, not writable as UTF-8) replaced by
+    U+FFFD, each replacement reported on stderr with the file, line and field."""
+    clean, issues = scrub_surrogates(record)
+    for issue in issues:
+        print(f"warning: {where}: {issue}", file=sys.stderr)
+    return clean
 
 
 def _numbered(records: Iterable[dict[str, Any]], path: Path) -> Iterable[tuple[int, dict]]:
@@ -213,6 +227,7 @@ def read_atoms(path: str | os.PathLike[str]) -> dict[str, list[Atom]]:
             raise InputError(f"{p}: malformed JSON ({exc})") from None
         if not isinstance(data, dict):
             raise InputError(f"{p}: expected an object mapping response_id to a list of atoms")
+        data = _scrubbed(data, str(p))
         for response_id, atoms in data.items():
             _, parsed = atoms_from_record(
                 {"response_id": response_id, "atoms": atoms}, f"{p}[{response_id!r}]"
@@ -220,7 +235,7 @@ def read_atoms(path: str | os.PathLike[str]) -> dict[str, list[Atom]]:
             result[response_id] = parsed
         return result
     for line, record in _numbered(iter_jsonl(p), p):
-        response_id, atoms = atoms_from_record(record, f"{p}:{line}")
+        response_id, atoms = atoms_from_record(_scrubbed(record, f"{p}:{line}"), f"{p}:{line}")
         if response_id in result:
             raise InputError(f"{p}:{line}: duplicate response_id {response_id!r}")
         result[response_id] = atoms
