@@ -40,6 +40,11 @@ __all__ = [
     "load_blocklist",
     "load_phrasing",
     "load_holder_types",
+    "CategoryRules",
+    "TargetTypes",
+    "load_category_rules",
+    "load_target_types",
+    "load_demonyms",
     "read_tsv",
     "PLACEHOLDERS",
 ]
@@ -193,4 +198,128 @@ def load_holder_types(path: str | os.PathLike[str] | None = None) -> list[Holder
                 f"{p}:{lineno}: field 'pronoun' must be who, that or which, not {pronoun!r}"
             )
         out.append(HolderType(qid, label, noun, pronoun))
+    return out
+
+
+@dataclass(frozen=True)
+class CategoryRules:
+    """Specificity rules of categories (``wikidata/category_rules.tsv``), per relation.
+
+    Attributes
+    ----------
+    generic_class, anchor, generic_item, generic_usage : dict of str to dict
+        ``pid -> {value: reason}`` for each rule; ``"*"`` holds rules of every relation.
+    max_degree : dict of str to int
+        ``pid -> most statements`` a category entity may have (``"*"``: every relation).
+    """
+
+    generic_class: dict[str, dict[str, str]]
+    anchor: dict[str, dict[str, str]]
+    generic_item: dict[str, dict[str, str]]
+    generic_usage: dict[str, dict[str, str]]
+    max_degree: dict[str, int]
+
+    def rules(self, name: str, pid: str) -> dict[str, str]:
+        """The ``name`` rules of ``pid`` together with those of every relation (``*``)."""
+        table: dict[str, dict[str, str]] = getattr(self, name)
+        return {**table.get("*", {}), **table.get(pid, {})}
+
+    def covers(self, pid: str) -> bool:
+        """Whether ``pid`` has rules of its own (not only those of every relation)."""
+        return any(
+            pid in getattr(self, name)
+            for name in ("generic_class", "anchor", "generic_item", "generic_usage")
+        )
+
+    def degree_limit(self, pid: str) -> int | None:
+        """Most statements a category entity of ``pid`` may have (None: no limit)."""
+        return self.max_degree.get(pid, self.max_degree.get("*"))
+
+
+_CATEGORY_RULES = {
+    "generic_class": "Q",
+    "anchor": "P",
+    "generic_item": "Q",
+    "generic_usage": "P",
+    "max_degree": "N",
+}
+
+
+def load_category_rules(path: str | os.PathLike[str] | None = None) -> CategoryRules:
+    """Category specificity rules (``pid, rule, value, label, reason``), validated."""
+    p = Path(path) if path is not None else wikidata_dir() / "category_rules.tsv"
+    tables: dict[str, dict[str, dict[str, str]]] = {k: {} for k in _CATEGORY_RULES}
+    degree: dict[str, int] = {}
+    names = ("pid", "rule", "value", "label", "reason")
+    for lineno, (pid, rule, value, _label, reason) in read_tsv(p, 5, names):
+        if pid != "*":
+            _check_id(p, lineno, "pid", pid, "P")
+        kind = _CATEGORY_RULES.get(rule)
+        if kind is None:
+            raise InputError(
+                f"{p}:{lineno}: field 'rule' must be one of {', '.join(_CATEGORY_RULES)}, "
+                f"not {rule!r}"
+            )
+        if kind == "N":
+            if not value.isdigit() or int(value) < 1:
+                raise InputError(f"{p}:{lineno}: field 'value' must be a positive integer")
+            degree[pid] = int(value)
+            continue
+        _check_id(p, lineno, "value", value, kind)
+        table = tables[rule].setdefault(pid, {})
+        _unique(p, lineno, "value", value, set(table))
+        table[value] = reason
+    return CategoryRules(
+        tables["generic_class"],
+        tables["anchor"],
+        tables["generic_item"],
+        tables["generic_usage"],
+        degree,
+    )
+
+
+@dataclass(frozen=True)
+class TargetTypes:
+    """Object type checks of target relations (``wikidata/target_types.tsv``).
+
+    ``require[pid]``: classes of which y must have one (when y is typed at all);
+    ``deny[pid]``: classes y must not have; ``deny_words[pid]``: words y's label must not hold.
+    Each maps the value to its reason.
+    """
+
+    require: dict[str, dict[str, str]]
+    deny: dict[str, dict[str, str]]
+    deny_words: dict[str, dict[str, str]]
+
+
+def load_target_types(path: str | os.PathLike[str] | None = None) -> TargetTypes:
+    """Object type checks (``pid, rule, value, label, reason``), validated."""
+    p = Path(path) if path is not None else wikidata_dir() / "target_types.tsv"
+    tables: dict[str, dict[str, dict[str, str]]] = {
+        "require_class": {},
+        "deny_class": {},
+        "deny_word": {},
+    }
+    names = ("pid", "rule", "value", "label", "reason")
+    for lineno, (pid, rule, value, _label, reason) in read_tsv(p, 5, names):
+        _check_id(p, lineno, "pid", pid, "P")
+        if rule not in tables:
+            raise InputError(
+                f"{p}:{lineno}: field 'rule' must be one of {', '.join(tables)}, not {rule!r}"
+            )
+        if rule != "deny_word":
+            _check_id(p, lineno, "value", value, "Q")
+        table = tables[rule].setdefault(pid, {})
+        _unique(p, lineno, "value", value, set(table))
+        table[value] = reason
+    return TargetTypes(tables["require_class"], tables["deny_class"], tables["deny_word"])
+
+
+def load_demonyms(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``country or nation name -> adjective`` (``name, adjective``), e.g. Belgium -> Belgian."""
+    p = Path(path) if path is not None else wikidata_dir() / "demonyms.tsv"
+    out: dict[str, str] = {}
+    for lineno, (name, adjective) in read_tsv(p, 2, ("name", "adjective")):
+        _unique(p, lineno, "name", name, set(out))
+        out[name] = adjective
     return out

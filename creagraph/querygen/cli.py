@@ -43,6 +43,14 @@ def generate(
     min_source_quality: Annotated[
         float, typer.Option(help="Smallest source-path quality kept (4: strong; 0: any).")
     ] = 4.0,
+    balance: Annotated[
+        bool,
+        typer.Option(
+            "--balance",
+            help="Same number of queries per relation, as the published set; "
+            "reports the relations the graph cannot fill.",
+        ),
+    ] = False,
     report: Annotated[
         Path | None, typer.Option("--report", help="Also write the filter report as JSON here.")
     ] = None,
@@ -63,7 +71,12 @@ def generate(
 ) -> None:
     """Generate CREATE queries with verified source paths (SPEC §3.1)."""
     from creagraph.core.io import atomic_write
-    from creagraph.querygen.generate import GenerationConfig, generate_queries, write_queries
+    from creagraph.querygen.generate import (
+        EmptySelectionError,
+        GenerationConfig,
+        generate_queries,
+        write_queries,
+    )
 
     relation = deprecated_alias(relation, relation_old, "--property", "--relation")
     llm_endpoint = deprecated_alias(
@@ -78,9 +91,13 @@ def generate(
         max_per_category=max_per_category or None,
         relations=tuple(relation) if relation else None,
         min_source_quality=min_source_quality,
+        balance=balance,
     )
     kg = open_graph_option(store, endpoint)
-    result = generate_queries(kg, n, seed, config, show_progress=True)
+    try:
+        result = generate_queries(kg, n, seed, config, show_progress=True)
+    except EmptySelectionError as exc:
+        raise InputError(str(exc)) from exc
     records = result.records
     if llm_endpoint is not None:
         from creagraph.core.progress import progress

@@ -5,6 +5,8 @@ Candidates are filtered in this order; each step counts what it removed:
 1. ``no_informative_edge`` — the expanded endpoint has no eligible outgoing edge
    (see :func:`creagraph.querygen.sampling.edge_rejection`);
 2. ``unlabelled_start`` — the start entity has no label, so no question can name it;
+   ``bad_start_label`` — its label fails the sanity checks (mixed scripts, repeated
+   tokens, vandalism: :func:`creagraph.querygen.phrasing.label_problem`);
 3. ``trivial_one_hop`` — the start entity already satisfies the target, ``(x_start, r', y)``
    holds (:func:`is_trivial`);
 4. ``weak_source_path`` — the source path's quality (SPEC §3.4: the smallest σ of its
@@ -49,6 +51,7 @@ _END = object()
 FILTER_ORDER = (
     "no_informative_edge",
     "unlabelled_start",
+    "bad_start_label",
     "trivial_one_hop",
     "weak_source_path",
     "duplicate",
@@ -72,6 +75,15 @@ class FilterReport:
         ``pid -> {"categories", "drawn", "kept", "exhausted"}``.
     kept : int
         Queries written.
+    categories_rejected : dict
+        ``pid -> Counter(reason)``: categories left out as generic in the world
+        (:func:`creagraph.querygen.specificity.category_rejection`).
+    rejected_categories : dict
+        ``pid -> [{"entity", "label", "size", "reason"}]``, every rejected category.
+    class_sizes : Counter
+        Class-size band (:func:`~creagraph.querygen.specificity.size_bucket`) -> queries kept.
+    balanced, quota : bool, int
+        Whether ``--balance`` was on, and the queries asked of each relation then.
     """
 
     drawn: int = 0
@@ -80,6 +92,11 @@ class FilterReport:
     per_relation: dict[str, dict[str, Any]] = field(default_factory=dict)
     kept: int = 0
     requested: int = 0
+    categories_rejected: dict[str, Counter] = field(default_factory=dict)
+    rejected_categories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    class_sizes: Counter = field(default_factory=Counter)
+    balanced: bool = False
+    quota: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain, ordered data for JSON."""
@@ -90,6 +107,25 @@ class FilterReport:
             "edges_skipped": {k: int(v) for k, v in sorted(self.edges_skipped.items())},
             "kept": self.kept,
             "per_relation": {k: dict(v) for k, v in self.per_relation.items()},
+            "categories_rejected": {
+                pid: {k: int(v) for k, v in sorted(c.items())}
+                for pid, c in self.categories_rejected.items()
+            },
+            "rejected_categories": {k: list(v) for k, v in self.rejected_categories.items()},
+            "class_sizes": _ordered_sizes(self.class_sizes),
+            "balanced": self.balanced,
+            "quota": self.quota,
+            "shortfall": self.shortfall(),
+        }
+
+    def shortfall(self) -> dict[str, int]:
+        """With ``balance``: ``pid -> queries missing`` for relations below their quota."""
+        if not self.balanced or self.quota is None:
+            return {}
+        return {
+            pid: self.quota - row["kept"]
+            for pid, row in self.per_relation.items()
+            if row["kept"] < self.quota
         }
 
     def lines(self) -> list[str]:
@@ -107,7 +143,29 @@ class FilterReport:
                 f"  {pid:<8}{row.get('label', ''):<26}{row['categories']:>7}"
                 f"{row['drawn']:>8}{row['kept']:>7}{note}"
             )
+        if any(self.categories_rejected.values()):
+            out.append("categories rejected as generic in the world:")
+            for pid, counts in self.categories_rejected.items():
+                if counts:
+                    detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                    out.append(f"  {pid:<8}{detail}")
+        if self.class_sizes:
+            out.append("class sizes of the queries kept:")
+            out.extend(f"  {k:<22}{v:>8}" for k, v in _ordered_sizes(self.class_sizes).items())
+        for pid, missing in self.shortfall().items():
+            row = self.per_relation[pid]
+            out.append(
+                f"balance: {pid} {row.get('label', '')} gave {row['kept']} of {self.quota} "
+                f"(the graph has {row['categories']} usable categories; {missing} short)"
+            )
         return out
+
+
+def _ordered_sizes(sizes: Counter) -> dict[str, int]:
+    from creagraph.querygen.specificity import SIZE_BUCKETS, size_bucket
+
+    order = [size_bucket(low) for low, _ in SIZE_BUCKETS]
+    return {k: int(sizes[k]) for k in order if sizes.get(k)}
 
 
 def is_trivial(kg, candidate: Candidate) -> bool:
@@ -138,6 +196,8 @@ def stratified_take(
     *,
     key: Callable[[T], Hashable] = lambda item: item,
     on_exhausted: Callable[[str], None] | None = None,
+    on_take: Callable[[str, T], None] | None = None,
+    redistribute: bool = True,
 ) -> tuple[dict[str, list[T]], int]:
     """Take ``n`` distinct items from several streams, as evenly as they allow.
 
@@ -156,6 +216,12 @@ def stratified_take(
         Identity of an item for deduplication across all strata.
     on_exhausted : callable, optional
         Called with the name of each stream that ran out.
+    on_take : callable, optional
+        Called with the stream name and each item taken (after deduplication).
+    redistribute : bool
+        Hand the unmet quota of an exhausted stream to the others (default). False keeps
+        every stratum at its equal share (``--balance``): fewer than ``n`` items then come
+        back when a stream runs short.
 
     Returns
     -------
@@ -191,6 +257,8 @@ def stratified_take(
                     continue
                 seen.add(k)
                 taken[name].append(item)
+                if on_take is not None:
+                    on_take(name, item)
                 got += 1
             total += got
             if exhausted:
@@ -199,4 +267,6 @@ def stratified_take(
             else:
                 still.append(name)
         active = still
+        if not redistribute:
+            break
     return taken, duplicates

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,13 +50,18 @@ from creagraph.core.graph import Category
 from creagraph.core.io import write_jsonl
 from creagraph.core.progress import progress_bar
 from creagraph.querygen.catalogue import (
+    CategoryRules,
     HolderType,
     Phrasing,
     SourceRelation,
+    TargetTypes,
     load_blocklist,
+    load_category_rules,
+    load_demonyms,
     load_holder_types,
     load_phrasing,
     load_source_relations,
+    load_target_types,
 )
 from creagraph.querygen.filters import (
     FilterReport,
@@ -68,16 +74,21 @@ from creagraph.querygen.phrasing import (
     compose_query,
     condition_phrase,
     holder_phrase,
+    label_problem,
+    short_description,
 )
 from creagraph.querygen.sampling import (
     DEFAULT_MAX_SIZE,
     DEFAULT_MAX_TARGET_HOLDERS,
     DEFAULT_MIN_SIZE,
+    DEFAULT_PREFER_MIN_SIZE,
     Candidate,
     PairSampler,
+    TargetChecks,
     sample_expansion,
     select_categories,
 )
+from creagraph.querygen.specificity import size_bucket
 
 __all__ = [
     "GenerationConfig",
@@ -86,6 +97,7 @@ __all__ = [
     "build_record",
     "query_id",
     "write_queries",
+    "EmptySelectionError",
 ]
 
 
@@ -107,6 +119,16 @@ class GenerationConfig:
     min_source_quality : float
         Smallest quality of a source path (default 4, a *strong* path: every category
         triple's class is smaller than 100); 0 keeps every source path.
+    prefer_min_size : int or None
+        Mid-size categories (class size at least this, default 5) are drawn before
+        smaller ones within each relation; None draws all sizes alike.
+    specific_categories : bool
+        Leave out categories that are generic in the world (default True;
+        :mod:`creagraph.querygen.specificity`).
+    balance : bool
+        Give every relation the same quota and do not hand a relation's shortfall to
+        the others (the published set's even mix); the report names the relations that
+        fell short.
     """
 
     min_size: int = DEFAULT_MIN_SIZE
@@ -115,6 +137,9 @@ class GenerationConfig:
     max_per_category: int | None = 3
     relations: tuple[str, ...] | None = None
     min_source_quality: float = 4.0
+    prefer_min_size: int | None = DEFAULT_PREFER_MIN_SIZE
+    specific_categories: bool = True
+    balance: bool = False
 
     def __post_init__(self) -> None:
         if self.min_size < 2:
@@ -176,11 +201,11 @@ def _candidates(
     config: GenerationConfig,
     blocklist: Mapping[str, str],
     report: FilterReport,
-    bar,
+    checks: TargetChecks | None = None,
 ) -> Iterator[Candidate]:
     """The lazily filtered candidates of one relation stratum."""
     rng = _relation_rng(seed, relation.pid)
-    sampler = PairSampler(categories, config.max_per_category)
+    sampler = PairSampler(categories, config.max_per_category, config.prefer_min_size)
     row = report.per_relation[relation.pid]
     while True:
         draw = sampler.draw(rng)
@@ -198,13 +223,18 @@ def _candidates(
             blocklist=blocklist,
             max_target_holders=config.max_target_holders,
             skipped=report.edges_skipped,
+            checks=checks,
         )
         if found is None:
             report.removed["no_informative_edge"] += 1
             continue
         edge, holders = found
-        if not kg.label(start):
+        start_label = kg.label(start)
+        if not start_label:
             report.removed["unlabelled_start"] += 1
+            continue
+        if checks is not None and label_problem(start_label, person=_is_human(kg, start)):
+            report.removed["bad_start_label"] += 1
             continue
         candidate = Candidate(relation, category, start, other, edge, holders)
         if is_trivial(kg, candidate):
@@ -214,8 +244,11 @@ def _candidates(
             report.removed["weak_source_path"] += 1
             continue
         sampler.accept(category)
-        bar.update(1)
         yield candidate
+
+
+def _is_human(kg, entity: str) -> bool:
+    return kg.has_triple(entity, "P31", "Q5")
 
 
 def _triple_record(edge, labels: Mapping[str, str]) -> dict[str, str | None]:
@@ -236,8 +269,14 @@ def build_record(
     phrasing: Mapping[str, Phrasing],
     holder_types: Sequence[HolderType],
     seed: int,
+    demonyms: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The JSON record of a kept candidate: question, ids, labels and source path."""
+    """The JSON record of a kept candidate: question, ids, labels and source path.
+
+    The start entity is named with a short descriptor: its Wikidata description cut to
+    a noun phrase of at most 12 words (:func:`~creagraph.querygen.phrasing.
+    short_description`), the full description kept in ``entity_a_description``.
+    """
     path = candidate.source_path()
     cat = candidate.category
     edge = candidate.expansion
@@ -254,7 +293,8 @@ def build_record(
     condition = condition_phrase(
         edge.property, labels[edge.object], phrasing, property_label=rel_label
     )
-    text = compose_query(labels[candidate.start], description, holder, condition)
+    descriptor = short_description(description, demonyms)
+    text = compose_query(labels[candidate.start], descriptor, holder, condition)
     return {
         "query_id": query_id(candidate.start, edge.property, edge.object),
         "query": text,
@@ -265,6 +305,7 @@ def build_record(
         "entity_b_id": edge.object,
         "rel_b_id": edge.property,
         "entity_a_description": description,
+        "entity_a_descriptor": descriptor,
         "source_relation": cat.property,
         "source_relation_label": labels.get(cat.property) or candidate.relation.label,
         "category": {
@@ -295,6 +336,9 @@ def generate_queries(
     blocklist: Mapping[str, str] | None = None,
     phrasing: Mapping[str, Phrasing] | None = None,
     holder_types: Sequence[HolderType] | None = None,
+    category_rules: CategoryRules | None = None,
+    target_types: TargetTypes | None = None,
+    demonyms: Mapping[str, str] | None = None,
     show_progress: bool = False,
 ) -> GenerationResult:
     """Generate ``n`` CREATE queries from ``kg`` (SPEC §3.1), reproducibly from ``seed``.
@@ -310,7 +354,7 @@ def generate_queries(
         Non-negative seed; with the same graph and catalogues the output is identical.
     config : GenerationConfig, optional
         Size ranges and caps (see :class:`GenerationConfig`).
-    relations, blocklist, phrasing, holder_types : optional
+    relations, blocklist, phrasing, holder_types, category_rules, target_types, demonyms : optional
         Catalogues; default the files in ``wikidata/``
         (:mod:`creagraph.querygen.catalogue`).
     show_progress : bool
@@ -321,6 +365,11 @@ def generate_queries(
     GenerationResult
         ``records`` interleaved round-robin across relations (so any prefix stays
         balanced) and the :class:`~creagraph.querygen.filters.FilterReport`.
+
+    Raises
+    ------
+    EmptySelectionError
+        When ``n > 0`` and the selected relations give no query, naming why for each.
     """
     if not isinstance(n, int | np.integer) or n < 0:
         raise ValueError(f"n must be a non-negative integer, not {n!r}")
@@ -343,39 +392,70 @@ def generate_queries(
         if rel.pid in blocklist:
             raise ValueError(f"source relation {rel.pid} is blocklisted ({blocklist[rel.pid]})")
 
-    report = FilterReport(requested=int(n))
+    rules = category_rules if category_rules is not None else load_category_rules()
+    types = target_types if target_types is not None else load_target_types()
+    demonyms = demonyms if demonyms is not None else load_demonyms()
+    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
+    if not relations:
+        raise EmptySelectionError("no source relation selected")
+
+    report = FilterReport(requested=int(n), balanced=bool(config.balance))
     streams: dict[str, Iterator[Candidate]] = {}
     sizes: dict[str, int] = {}
-    bar = progress_bar(total=int(n), desc="queries", unit="query") if show_progress else _NoBar()
+    for rel in relations:
+        rejected: list[tuple[Category, str]] = []
+        categories = select_categories(
+            kg,
+            rel,
+            min_size=config.min_size,
+            max_size=config.max_size,
+            rules=rules if config.specific_categories else None,
+            rejected=rejected,
+        )
+        sizes[rel.pid] = len(categories)
+        report.categories_rejected[rel.pid] = Counter(reason for _, reason in rejected)
+        labels = kg.labels([c.entity for c, _ in rejected]) if rejected else {}
+        report.rejected_categories[rel.pid] = [
+            {"entity": c.entity, "label": labels.get(c.entity), "size": c.size, "reason": why}
+            for c, why in rejected
+        ]
+        report.per_relation[rel.pid] = {
+            "label": rel.label,
+            "side": rel.side,
+            "categories": len(categories),
+            "drawn": 0,
+            "kept": 0,
+            "exhausted": False,
+        }
+        streams[rel.pid] = _candidates(
+            kg, rel, categories, int(seed), config, blocklist, report, checks
+        )
+    if n > 0 and not any(sizes.values()):
+        raise EmptySelectionError(_why_empty(kg, relations, report, config))
+    if config.balance and relations:
+        report.quota = -(-int(n) // len(relations))
+
+    bar = progress_bar(total=int(n), desc="queries", unit=" queries") if show_progress else _NoBar()
     try:
-        for rel in relations:
-            categories = select_categories(
-                kg, rel, min_size=config.min_size, max_size=config.max_size
-            )
-            sizes[rel.pid] = len(categories)
-            report.per_relation[rel.pid] = {
-                "label": rel.label,
-                "side": rel.side,
-                "categories": len(categories),
-                "drawn": 0,
-                "kept": 0,
-                "exhausted": False,
-            }
-            streams[rel.pid] = _candidates(
-                kg, rel, categories, int(seed), config, blocklist, report, bar
-            )
 
         def exhausted(pid: str) -> None:
             report.per_relation[pid]["exhausted"] = True
 
         taken, duplicates = stratified_take(
-            streams, int(n), key=lambda c: c.key, on_exhausted=exhausted
+            streams,
+            int(n),
+            key=lambda c: c.key,
+            on_exhausted=exhausted,
+            on_take=lambda _pid, _item: bar.update(1),
+            redistribute=not config.balance,
         )
     finally:
         bar.close()
     report.removed["duplicate"] += duplicates
     for pid, items in taken.items():
         report.per_relation[pid]["kept"] = len(items)
+        for c in items:
+            report.class_sizes[size_bucket(c.category.size)] += 1
 
     ordered: list[Candidate] = []
     longest = max((len(v) for v in taken.values()), default=0)
@@ -384,11 +464,51 @@ def generate_queries(
             if i < len(taken[pid]):
                 ordered.append(taken[pid][i])
     records = [
-        build_record(kg, c, phrasing=phrasing, holder_types=holder_types, seed=int(seed))
+        build_record(
+            kg,
+            c,
+            phrasing=phrasing,
+            holder_types=holder_types,
+            seed=int(seed),
+            demonyms=demonyms,
+        )
         for c in ordered
     ]
     report.kept = len(records)
+    if n > 0 and not records:
+        raise EmptySelectionError(_why_empty(kg, relations, report, config))
     return GenerationResult(records, report, sizes)
+
+
+class EmptySelectionError(ValueError):
+    """The selected relations give no query at all; the message says why."""
+
+
+def _why_empty(kg, relations, report: FilterReport, config: GenerationConfig) -> str:
+    parts = []
+    for rel in relations:
+        row = report.per_relation.get(rel.pid, {})
+        statements = (
+            kg.property_counts().get(rel.pid, 0) if hasattr(kg, "property_counts") else None
+        )
+        rejected = report.categories_rejected.get(rel.pid) or Counter()
+        if statements == 0:
+            why = "the graph has no statement of it"
+        elif row.get("categories", 0) == 0:
+            why = f"no category with a class of {config.min_size}-{config.max_size} members"
+            if rejected:
+                why += (
+                    " that is specific in the world (rejected: "
+                    + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items()))
+                    + ")"
+                )
+        else:
+            why = (
+                f"{row['categories']} categories but every candidate was filtered out "
+                f"({row.get('drawn', 0)} drawn)"
+            )
+        parts.append(f"{rel.pid} ({rel.label}): {why}")
+    return "no queries can be generated: " + "; ".join(parts)
 
 
 def write_queries(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]) -> int:

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 from creagraph.querygen.catalogue import HolderType, Phrasing
@@ -48,8 +49,14 @@ __all__ = [
     "holder_phrase",
     "describe_entity",
     "compose_query",
+    "short_description",
+    "label_problem",
+    "is_mass_noun",
     "PERSON_PROPERTIES",
+    "MAX_DESCRIPTION_WORDS",
 ]
+
+MAX_DESCRIPTION_WORDS = 12
 
 # Properties only people have: a holder with one of them is "someone" even without P31.
 PERSON_PROPERTIES = ("P21", "P106", "P569", "P19", "P27")
@@ -415,6 +422,8 @@ def describe_entity(label: str, description: str | None) -> str:
     'Goodfellas, a 1990 film by Martin Scorsese'
     >>> describe_entity("Al Gore", "45th Vice President of the United States")
     'Al Gore, the 45th Vice President of the United States'
+    >>> describe_entity("Emmanuel Macron", "twenty-fifth President of the French Republic")
+    'Emmanuel Macron, the twenty-fifth President of the French Republic'
     >>> describe_entity("X", None)
     'X'
     """
@@ -422,8 +431,10 @@ def describe_entity(label: str, description: str | None) -> str:
     desc = " ".join((description or "").split()).rstrip(".").strip()
     if not desc:
         return name
-    if re.match(r"\d+(st|nd|rd|th)\b", desc) or desc.lower().startswith(("one of ", "any of ")):
-        return f"{name}, {'the ' if desc[0].isdigit() else ''}{desc}"
+    if desc.lower().startswith(("one of ", "any of ")):
+        return f"{name}, {desc}"
+    if re.match(r"\d+(st|nd|rd|th)\b", desc) or _ORDINAL.match(desc):
+        return f"{name}, the {desc}"
     return f"{name}, {with_indefinite_article(desc)}"
 
 
@@ -450,3 +461,207 @@ def compose_query(
     text = f"What are different ways of connecting {start}{separator} {noun} {clause}?"
     text = " ".join(text.split())
     return text[:1].upper() + text[1:]
+
+
+_ORDINAL = re.compile(
+    r"(?i)((twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-)?"
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|"
+    r"\w+teenth|\w+tieth|hundredth|last|only|current|incumbent)\b"
+)
+_CUT_BEFORE = re.compile(
+    r"\s*(;|:|\s[-–—]\s|,|\bwho\b|\bwhich\b|\bthat\b|\bwhose\b|\bknown\b|\bbest known\b|"
+    r"\bborn\b|\bfrom \d{3,4}\b)"
+)
+_TRAILING_JOINERS = re.compile(r"(?i)\s+(and|or|of|in|for|with|by|the|a|an|&)$")
+
+
+def short_description(
+    description: str | None,
+    demonyms: Mapping[str, str] | None = None,
+    *,
+    max_words: int = MAX_DESCRIPTION_WORDS,
+) -> str | None:
+    """A Wikidata description cut to a short noun phrase for a query (SPEC §3.1 step 6).
+
+    The published queries name the start entity with a few words ("the American actor",
+    4.8 words on average). A description is cut before its first clause or list
+    separator (``,``, ``;``, `` - ``, *who*, *which*, *known*, *born*, parentheses); a
+    country name used as an adjective becomes its demonym ("Belgium actress" → "Belgian
+    actress", from ``demonyms``); a phrase still longer than ``max_words`` words, or one
+    with no letters, gives ``None`` (the query names the entity without a descriptor).
+
+    Examples
+    --------
+    >>> short_description("American film director, screenwriter, producer, and entrepreneur")
+    'American film director'
+    >>> short_description("Belgium actress", {"Belgium": "Belgian"})
+    'Belgian actress'
+    >>> short_description("American actor (1899-1970)")
+    'American actor'
+    >>> short_description("Wikimedia disambiguation page") is None
+    False
+    """
+    text = " ".join((description or "").split())
+    text = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", text).strip().rstrip(".").strip()
+    if not text:
+        return None
+    match = _CUT_BEFORE.search(text)
+    if match is not None and match.start() > 0:
+        text = text[: match.start()].strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _TRAILING_JOINERS.sub("", text).strip()
+    if demonyms:
+        for name in sorted(demonyms, key=len, reverse=True):
+            if text.startswith(name + " "):
+                rest = text[len(name) + 1 :]
+                if rest[:1].islower():
+                    text = f"{demonyms[name]} {rest}"
+                break
+    words = text.split()
+    if not words or len(words) > max_words or not re.search(r"[^\W\d_]", text):
+        return None
+    return text
+
+
+_SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "CJK": "CJK", "HANGUL": "HANGUL"}
+_PROFANITY = frozenset(
+    [
+        "fuck",
+        "fucking",
+        "shit",
+        "poop",
+        "penis",
+        "dick",
+        "dickhead",
+        "lol",
+        "lmao",
+        "xd",
+        "haha",
+        "hahaha",
+        "stupid",
+        "idiot",
+        "sucks",
+        "noob",
+        "butt",
+        "asshole",
+        "bitch",
+        "gay",
+        "nazi",
+        "loser",
+        "dumb",
+    ]
+)
+_NAME_PARTICLES = frozenset(
+    [
+        "of",
+        "the",
+        "and",
+        "y",
+        "e",
+        "i",
+        "de",
+        "del",
+        "della",
+        "der",
+        "den",
+        "di",
+        "da",
+        "das",
+        "do",
+        "dos",
+        "du",
+        "la",
+        "le",
+        "les",
+        "van",
+        "von",
+        "vom",
+        "zu",
+        "zur",
+        "bin",
+        "ibn",
+        "bint",
+        "al",
+        "el",
+        "ben",
+        "af",
+        "av",
+        "ter",
+        "ten",
+        "op",
+        "st.",
+        "d'",
+        "mac",
+    ]
+)
+
+
+def _script(ch: str) -> str | None:
+    if not ch.isalpha():
+        return None
+    try:
+        first = unicodedata.name(ch).split()[0]
+    except ValueError:
+        return None
+    return _SCRIPT_GROUPS.get(first, first)
+
+
+def label_problem(label: str | None, *, person: bool = False) -> str | None:
+    """Why a label cannot be shown in a query, or ``None`` when it looks sane.
+
+    ``"empty"``; ``"mixed_script"`` (letters of two writing systems, e.g. Latin and
+    Cyrillic look-alikes); ``"repeated_token"`` (a word repeated in a row in a label of
+    three or more words, a word three times, or a letter four times in a row);
+    ``"vandalism"`` (profanity, a URL or handle, a lone capital letter after a lower-case
+    word as in "Thomas Brodie-Sangster y niza R", and — with ``person`` — a lower-case
+    word in a person's name that is not a name particle such as *van*, *de*, *bin*).
+
+    Examples
+    --------
+    >>> label_problem("Thomas Brodie-Sangster y niza R", person=True)
+    'vandalism'
+    >>> label_problem("Mоscow")  # the second letter is Cyrillic
+    'mixed_script'
+    >>> label_problem("Duran Duran"), label_problem("Ludwig van Beethoven", person=True)
+    (None, None)
+    """
+    text = " ".join((label or "").split())
+    if not text:
+        return "empty"
+    scripts = {s for s in map(_script, text) if s is not None}
+    if len(scripts) > 1:
+        return "mixed_script"
+    tokens = text.split()
+    lowered = [t.lower().strip(",.") for t in tokens]
+    if len(tokens) >= 3 and any(a == b and a.isalpha() for a, b in zip(lowered, lowered[1:])):
+        return "repeated_token"
+    if any(lowered.count(t) >= 3 for t in set(lowered) if t.isalpha()):
+        return "repeated_token"
+    if re.search(r"([^\W\d_])\1{3,}", text, flags=re.IGNORECASE):
+        return "repeated_token"
+    if any(t.strip("!?.,") in _PROFANITY for t in lowered):
+        return "vandalism"
+    if re.search(r"https?://|www\.|@\w", text):
+        return "vandalism"
+    if re.search(r"\b[a-z]{2,}\s+[A-Z]$", text):
+        return "vandalism"
+    if person and tokens[0][:1].isupper():
+        for tok in tokens[1:]:
+            bare = tok.strip(",.()")
+            if bare[:1].islower() and bare.lower() not in _NAME_PARTICLES and "'" not in bare:
+                return "vandalism"
+    return None
+
+
+def is_mass_noun(label: str) -> bool:
+    """Whether ``label`` names an activity that takes no *a/an* ("acting", "modelling").
+
+    Examples
+    --------
+    >>> is_mass_noun("acting"), is_mass_noun("actor"), is_mass_noun("King")
+    (True, False, False)
+    """
+    words = label.strip().split()
+    return bool(words) and words[-1].islower() and words[-1].endswith("ing") and len(words) <= 2

@@ -34,7 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from creagraph.core.graph import Category, Edge
-from creagraph.querygen.catalogue import SourceRelation
+from creagraph.querygen.catalogue import (
+    CategoryRules,
+    Phrasing,
+    SourceRelation,
+    TargetTypes,
+)
+from creagraph.querygen.phrasing import is_mass_noun, label_problem
+from creagraph.querygen.specificity import category_rejection, target_type_rejection
 
 __all__ = [
     "Candidate",
@@ -47,11 +54,29 @@ __all__ = [
     "DEFAULT_MIN_SIZE",
     "DEFAULT_MAX_SIZE",
     "DEFAULT_MAX_TARGET_HOLDERS",
+    "DEFAULT_PREFER_MIN_SIZE",
+    "TargetChecks",
 ]
 
 DEFAULT_MIN_SIZE = 2
 DEFAULT_MAX_SIZE = 99  # class sizes < 100 keep the category triples at σ ≥ 4 (SPEC §3.4)
 DEFAULT_MAX_TARGET_HOLDERS = 499  # targets held by < 500 entities: σ ≥ 3
+DEFAULT_PREFER_MIN_SIZE = 5  # mid-size classes (5–99) are drawn before small ones
+
+
+@dataclass(frozen=True)
+class TargetChecks:
+    """Checks of an expansion target ``(x, r', y)`` beyond the graph counts (SPEC §3.1 step 6).
+
+    ``phrasing``: r' must have a template (no guessed wording); ``types``: y must be the
+    kind of thing r' is about; ``rules``: where r' is itself a relation with category
+    rules (position held, award received, member of), y must be specific in the world
+    ("held the position of partner" is not a condition).
+    """
+
+    phrasing: Mapping[str, Phrasing] | None = None
+    types: TargetTypes | None = None
+    rules: CategoryRules | None = None
 
 
 def id_key(ident: str) -> tuple[str, int]:
@@ -98,11 +123,16 @@ def select_categories(
     *,
     min_size: int = DEFAULT_MIN_SIZE,
     max_size: int = DEFAULT_MAX_SIZE,
+    rules: CategoryRules | None = None,
+    rejected: list[tuple[Category, str]] | None = None,
 ) -> list[Category]:
     """Every category of ``relation`` whose class size is in ``[min_size, max_size]``.
 
     Categories are sorted by anchor id and their members by id, whatever order the
-    backend returns them in.
+    backend returns them in. With ``rules``, categories that are generic in the world
+    (:func:`creagraph.querygen.specificity.category_rejection`) or whose entity label
+    fails :func:`~creagraph.querygen.phrasing.label_problem` (``"bad_label"``) are left
+    out, each appended to ``rejected`` with its reason.
 
     Examples
     --------
@@ -122,8 +152,19 @@ def select_categories(
         members = tuple(sorted(set(cat.members), key=id_key))
         if not min_size <= len(members) <= max_size:
             continue
-        out.append(Category(cat.property, cat.entity, cat.side, len(members), members))
+        category = Category(cat.property, cat.entity, cat.side, len(members), members)
+        if rules is not None:
+            reason = category_rejection(kg, relation.pid, cat.entity, rules)
+            if reason is None and relation.side == "subject":
+                reason = label_problem(kg.label(cat.entity)) and "bad_label"
+            if reason is not None:
+                if rejected is not None:
+                    rejected.append((category, reason))
+                continue
+        out.append(category)
     out.sort(key=lambda c: id_key(c.entity))
+    if rejected is not None:
+        rejected.sort(key=lambda item: id_key(item[0].entity))
     return out
 
 
@@ -158,6 +199,9 @@ class PairSampler:
         The pool (members sorted, sizes ≥ 2).
     max_per_category : int or None
         Most queries kept from one category (None: no limit).
+    prefer_min_size : int or None
+        Draw categories of at least this size first; smaller ones only once every
+        preferred category is closed (None: all alike).
 
     Examples
     --------
@@ -170,9 +214,15 @@ class PairSampler:
     True
     """
 
-    def __init__(self, categories, max_per_category: int | None = None):
+    def __init__(
+        self,
+        categories,
+        max_per_category: int | None = None,
+        prefer_min_size: int | None = None,
+    ):
         self.categories = list(categories)
         self.max_per_category = max_per_category
+        self.prefer_min_size = prefer_min_size
         self._used: list[set[int]] = [set() for _ in self.categories]
         self._kept = [0] * len(self.categories)
         self._open = [i for i, c in enumerate(self.categories) if len(c.members) >= 2]
@@ -188,7 +238,13 @@ class PairSampler:
     def draw(self, rng: np.random.Generator) -> tuple[Category, str, str] | None:
         """``(category, member a, member b)`` or ``None`` when every pair is used."""
         while self._open:
-            i = self._open[int(rng.integers(len(self._open)))]
+            pool = self._open
+            if self.prefer_min_size is not None:
+                preferred = [
+                    j for j in self._open if self.categories[j].size >= self.prefer_min_size
+                ]
+                pool = preferred or self._open
+            i = pool[int(rng.integers(len(pool)))]
             total, used = self._total(i), self._used[i]
             if len(used) >= total:
                 self._close(i)
@@ -227,23 +283,48 @@ def edge_rejection(
     path_nodes: frozenset[str],
     blocklist: Mapping[str, str],
     max_target_holders: int = DEFAULT_MAX_TARGET_HOLDERS,
+    checks: TargetChecks | None = None,
 ) -> tuple[str | None, int]:
     """Why ``edge`` cannot be an expansion (or ``None``), and its target's holder count.
 
     Reasons, checked in this order: ``"blocklisted"`` (r' in the blocklist),
+    ``"no_template"`` (with ``checks.phrasing``: r' has no phrasing template),
     ``"target_on_path"`` (y already a node of the source path), ``"generic_target"``
-    (``|{x : (x, r', y)}| > max_target_holders``), ``"unlabelled_target"``.
+    (``|{x : (x, r', y)}| > max_target_holders``), ``"unlabelled_target"``, and with
+    ``checks``: ``"bad_target_label"`` (:func:`~creagraph.querygen.phrasing.label_problem`),
+    ``"wrong_target_type"`` (:func:`~creagraph.querygen.specificity.target_type_rejection`),
+    ``"generic_target_category"`` (y is generic in the world for r', e.g. a position
+    type), ``"ungrammatical_target"`` (an activity such as "acting" after *is a*).
     The holder count is 0 when it was not needed.
     """
     if edge.property in blocklist:
         return "blocklisted", 0
+    if checks is not None and checks.phrasing is not None and edge.property not in checks.phrasing:
+        return "no_template", 0
     if edge.object in path_nodes:
         return "target_on_path", 0
     holders = kg.count_subjects(edge.property, edge.object)
     if holders > max_target_holders:
         return "generic_target", holders
-    if not kg.label(edge.object):
+    label = kg.label(edge.object)
+    if not label:
         return "unlabelled_target", holders
+    if checks is not None:
+        if label_problem(label) is not None:
+            return "bad_target_label", holders
+        if checks.types is not None and target_type_rejection(
+            kg, edge.property, edge.object, label, checks.types
+        ):
+            return "wrong_target_type", holders
+        if (
+            checks.rules is not None
+            and checks.rules.covers(edge.property)
+            and category_rejection(kg, edge.property, edge.object, checks.rules) is not None
+        ):
+            return "generic_target_category", holders
+        entry = checks.phrasing.get(edge.property) if checks.phrasing is not None else None
+        if entry is not None and "{a y}" in entry.active and is_mass_noun(label):
+            return "ungrammatical_target", holders
     return None, holders
 
 
@@ -256,6 +337,7 @@ def sample_expansion(
     blocklist: Mapping[str, str],
     max_target_holders: int = DEFAULT_MAX_TARGET_HOLDERS,
     skipped: Counter | None = None,
+    checks: TargetChecks | None = None,
 ) -> tuple[Edge, int] | None:
     """One eligible outgoing edge of ``entity``, uniformly at random, with its holder count.
 
@@ -274,6 +356,7 @@ def sample_expansion(
             path_nodes=path_nodes,
             blocklist=blocklist,
             max_target_holders=max_target_holders,
+            checks=checks,
         )
         if reason is None:
             return edge, holders
