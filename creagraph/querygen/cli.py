@@ -98,6 +98,8 @@ def generate(
         result = generate_queries(kg, n, seed, config, show_progress=True)
     except EmptySelectionError as exc:
         raise InputError(str(exc)) from exc
+    if result.report.empty_reason is not None:
+        raise InputError(result.report.empty_reason)
     records = result.records
     if llm_endpoint is not None:
         from creagraph.core.progress import progress

@@ -84,6 +84,8 @@ class FilterReport:
         Class-size band (:func:`~creagraph.querygen.specificity.size_bucket`) -> queries kept.
     balanced, quota : bool, int
         Whether ``--balance`` was on, and the queries asked of each relation then.
+    empty_reason : str or None
+        Why no query at all came out, per relation (set only then).
     """
 
     drawn: int = 0
@@ -97,6 +99,7 @@ class FilterReport:
     class_sizes: Counter = field(default_factory=Counter)
     balanced: bool = False
     quota: int | None = None
+    empty_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain, ordered data for JSON."""
@@ -116,6 +119,7 @@ class FilterReport:
             "balanced": self.balanced,
             "quota": self.quota,
             "shortfall": self.shortfall(),
+            "empty_reason": self.empty_reason,
         }
 
     def shortfall(self) -> dict[str, int]:

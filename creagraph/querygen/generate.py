@@ -476,7 +476,7 @@ def generate_queries(
     ]
     report.kept = len(records)
     if n > 0 and not records:
-        raise EmptySelectionError(_why_empty(kg, relations, report, config))
+        report.empty_reason = _why_empty(kg, relations, report, config)
     return GenerationResult(records, report, sizes)
 
 

@@ -469,8 +469,8 @@ _ORDINAL = re.compile(
     r"\w+teenth|\w+tieth|hundredth|last|only|current|incumbent)\b"
 )
 _CUT_BEFORE = re.compile(
-    r"\s*(;|:|\s[-–—]\s|,|\bwho\b|\bwhich\b|\bthat\b|\bwhose\b|\bknown\b|\bbest known\b|"
-    r"\bborn\b|\bfrom \d{3,4}\b)"
+    r"\s*(;|:|\s[-–—]\s|,|\swho\b|\swhich\b|\sthat\b|\swhose\b|\s(best |well )?known\b|"
+    r"\sborn\b|\sfrom \d{3,4}\b)"
 )
 _TRAILING_JOINERS = re.compile(r"(?i)\s+(and|or|of|in|for|with|by|the|a|an|&)$")
 
@@ -498,8 +498,8 @@ def short_description(
     'Belgian actress'
     >>> short_description("American actor (1899-1970)")
     'American actor'
-    >>> short_description("Wikimedia disambiguation page") is None
-    False
+    >>> short_description("American-born Bahamian actor, film director, and diplomat")
+    'American-born Bahamian actor'
     """
     text = " ".join((description or "").split())
     text = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", text).strip().rstrip(".").strip()
@@ -637,7 +637,11 @@ def label_problem(label: str | None, *, person: bool = False) -> str | None:
     lowered = [t.lower().strip(",.") for t in tokens]
     if len(tokens) >= 3 and any(a == b and a.isalpha() for a, b in zip(lowered, lowered[1:])):
         return "repeated_token"
-    if any(lowered.count(t) >= 3 for t in set(lowered) if t.isalpha()):
+    if any(
+        lowered.count(t) >= 3
+        for t in set(lowered)
+        if t.isalpha() and len(t) > 3 and t not in _NAME_PARTICLES
+    ):
         return "repeated_token"
     if re.search(r"([^\W\d_])\1{3,}", text, flags=re.IGNORECASE):
         return "repeated_token"
