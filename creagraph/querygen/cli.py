@@ -102,15 +102,28 @@ def generate(
         raise InputError(result.report.empty_reason)
     records = result.records
     if llm_endpoint is not None:
+        from collections import Counter
+
+        from creagraph.core.embeddings import default_embedder
         from creagraph.core.progress import progress
+        from creagraph.core.relations import RelationLinker
         from creagraph.querygen.llm import ChatClient, rewrite_query
 
         client = ChatClient(
             llm_endpoint, model=str(llm_model), api_key=os.environ.get(llm_api_key_env)
         )
+        linker = RelationLinker(kg, default_embedder())
         records = [
-            rewrite_query(r, client) for r in progress(records, desc="rewrite", unit="query")
+            rewrite_query(r, client, linker=linker)
+            for r in progress(records, desc="rewrite", unit=" queries")
         ]
+        kept = sum(1 for r in records if r["query_rewritten"])
+        reasons = Counter(r["rewrite_rejected"] for r in records if r["rewrite_rejected"])
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+        typer.echo(
+            f"LLM rewrites kept: {kept}/{len(records)}"
+            + (f" (template kept: {detail})" if detail else "")
+        )
     write_queries(out, records)
     for line in result.report.lines():
         typer.echo(line)
@@ -166,7 +179,7 @@ def paths(
     kg = open_graph_option(store, endpoint)
     budget = OracleBudget(max_paths=max_paths, max_expansions=max_expansions, max_scored=max_scored)
     rows = []
-    for record in progress(records, desc="oracle", unit="query"):
+    for record in progress(records, desc="oracle", unit=" queries"):
         result = oracle_paths(kg, record, k=k, budget=budget, mode=mode)
         row = result.as_dict(include_paths=list_paths > 0, max_listed=list_paths)
         rows.append(row)
