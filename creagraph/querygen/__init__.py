@@ -20,6 +20,7 @@ from creagraph.querygen.catalogue import (
 )
 from creagraph.querygen.filters import FilterReport, is_trivial, stratified_take
 from creagraph.querygen.generate import (
+    EmptySelectionError,
     GenerationConfig,
     GenerationResult,
     build_record,
@@ -30,6 +31,7 @@ from creagraph.querygen.generate import (
 from creagraph.querygen.llm import ChatClient, LLMError, rewrite_queries, rewrite_query
 from creagraph.querygen.oracle import (
     Enumeration,
+    GraphCache,
     GraphPath,
     OracleBudget,
     OraclePath,
@@ -38,6 +40,7 @@ from creagraph.querygen.oracle import (
     enumerate_paths,
     graph_path_recall,
     oracle_paths,
+    oracle_paths_many,
     path_key,
 )
 from creagraph.querygen.phrasing import (
@@ -47,8 +50,10 @@ from creagraph.querygen.phrasing import (
     fill_template,
     holder_phrase,
     indefinite_article,
+    label_problem,
     needs_definite_article,
     relation_phrase,
+    short_description,
 )
 from creagraph.querygen.sampling import (
     Candidate,
@@ -89,6 +94,8 @@ __all__ = [
     "OracleResult",
     "enumerate_paths",
     "oracle_paths",
+    "oracle_paths_many",
+    "GraphCache",
     "ceiling_fraction",
     "graph_path_recall",
     "path_key",
@@ -104,4 +111,7 @@ __all__ = [
     "LLMError",
     "rewrite_query",
     "rewrite_queries",
+    "EmptySelectionError",
+    "short_description",
+    "label_problem",
 ]

@@ -167,7 +167,7 @@ def paths(
     """Enumerate each query's graph paths and report strong paths and the ceiling utility."""
     from creagraph.core.io import iter_jsonl, write_jsonl
     from creagraph.core.progress import progress
-    from creagraph.querygen.oracle import OracleBudget, oracle_paths
+    from creagraph.querygen.oracle import OracleBudget, oracle_paths_many
 
     if mode not in ("paper", "published"):
         raise InputError(f"--mode must be paper or published, not {mode!r}")
@@ -178,11 +178,11 @@ def paths(
                 raise InputError(f"{queries}:{lineno}: field {name!r} is missing")
     kg = open_graph_option(store, endpoint)
     budget = OracleBudget(max_paths=max_paths, max_expansions=max_expansions, max_scored=max_scored)
-    rows = []
-    for record in progress(records, desc="oracle", unit=" queries"):
-        result = oracle_paths(kg, record, k=k, budget=budget, mode=mode)
-        row = result.as_dict(include_paths=list_paths > 0, max_listed=list_paths)
-        rows.append(row)
+    results = oracle_paths_many(kg, records, k=k, budget=budget, mode=mode)
+    rows = [
+        result.as_dict(include_paths=list_paths > 0, max_listed=list_paths)
+        for result in progress(results, total=len(records), desc="oracle", unit=" queries")
+    ]
     write_jsonl(out, rows)
     if rows:
         strong = sorted(r["n_strong"] for r in rows)

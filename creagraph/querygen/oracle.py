@@ -66,7 +66,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,8 @@ __all__ = [
     "OracleResult",
     "enumerate_paths",
     "oracle_paths",
+    "oracle_paths_many",
+    "GraphCache",
     "ceiling_fraction",
     "graph_path_recall",
     "path_key",
@@ -259,6 +261,63 @@ def path_key(triples: Iterable[Sequence[str] | Edge]) -> frozenset[Triple]:
     return frozenset(out)
 
 
+class GraphCache:
+    """Neighbour lists, degrees, class sizes and labels shared by the queries of one run.
+
+    Queries of a generated set share much of their neighbourhoods (the same targets such
+    as "actor", the same holders, the same hubs), so :func:`oracle_paths_many` fetches each
+    from the graph once. The cache changes no result: every query still counts its own
+    expansions against its budget as if it had fetched them. ``max_nodes`` bounds the
+    neighbour lists held (the cache is emptied when it is reached).
+    """
+
+    def __init__(self, kg, max_nodes: int = 100_000):
+        self.kg = kg
+        self.max_nodes = int(max_nodes)
+        self._neighbours: dict[str, list[tuple[Edge, str, bool]]] = {}
+        self._degree: dict[str, int | None] = {}
+        self.sizes: dict[Triple, int] = {}
+        self._labels: dict[str, str | None] = {}
+        self._inverse: dict[str, str | None] = {}
+
+    def neighbours(self, node: str) -> list[tuple[Edge, str, bool]]:
+        """``(edge, other node, forward)`` for every statement of ``node``, both directions."""
+        found = self._neighbours.get(node)
+        if found is None:
+            if len(self._neighbours) >= self.max_nodes:
+                self._neighbours.clear()
+            kg = self.kg
+            found = [(e, e.object, True) for e in kg.out_edges(node) if e.object != node]
+            found += [(e, e.subject, False) for e in kg.in_edges(node) if e.subject != node]
+            self._neighbours[node] = found
+        return found
+
+    def degree(self, node: str) -> int | None:
+        if node not in self._degree:
+            self._degree[node] = _degree(self.kg, node)
+        return self._degree[node]
+
+    def class_size(self, key: Triple) -> int:
+        size = self.sizes.get(key)
+        if size is None:
+            size = self.sizes[key] = triple_class_size(self.kg, *key)
+        return size
+
+    def labels(self, idents: Iterable[str]) -> dict[str, str]:
+        missing = sorted({i for i in idents if i not in self._labels})
+        if missing:
+            found = self.kg.labels(missing)
+            for ident in missing:
+                self._labels[ident] = found.get(ident)
+        return {i: v for i in idents if (v := self._labels.get(i)) is not None}
+
+    def inverse_label(self, pid: str) -> str | None:
+        if pid not in self._inverse:
+            rec = self.kg.property(pid)
+            self._inverse[pid] = rec.inverse_label if rec is not None else None
+        return self._inverse[pid]
+
+
 def _degree(kg, node: str) -> int | None:
     getter = getattr(kg, "degree", None)
     return int(getter(node)) if getter is not None else None
@@ -272,6 +331,7 @@ def enumerate_paths(
     *,
     k: int = 3,
     budget: OracleBudget | None = None,
+    cache: GraphCache | None = None,
 ) -> Enumeration:
     """Valid paths from ``start`` to a holder h of ``(h, rel_b, target)``, at most ``k`` triples.
 
@@ -288,6 +348,9 @@ def enumerate_paths(
         Most triples in a path, the final one included (≥ 2).
     budget : OracleBudget, optional
         Enumeration bounds (default :class:`OracleBudget`).
+    cache : GraphCache, optional
+        Neighbourhoods shared with other queries of the same graph (same result, fewer
+        graph reads).
 
     Examples
     --------
@@ -301,6 +364,7 @@ def enumerate_paths(
     if k < 2:
         raise ValueError(f"k must be at least 2 (a hop and the target triple), not {k}")
     budget = budget or OracleBudget()
+    shared = cache if cache is not None else GraphCache(kg)
     holders = sorted(
         {e.subject for e in kg.in_edges(target, rel_b)} - {start, target},
         key=lambda q: int(q[1:]),
@@ -313,9 +377,10 @@ def enumerate_paths(
 
     def sigma(edge: Edge) -> int:
         key = edge.as_tuple()
-        if key not in sizes:
-            sizes[key] = triple_class_size(kg, *key)
-        return specificity(sizes[key])
+        size = sizes.get(key)
+        if size is None:
+            size = sizes[key] = shared.class_size(key)
+        return specificity(size)
 
     def neighbours(node: str, *, endpoint: bool = False) -> list[tuple[Edge, str, bool]] | None:
         if node in cache:
@@ -324,13 +389,12 @@ def enumerate_paths(
             state["truncated"] = True
             return None
         if not endpoint and node != start:
-            degree = _degree(kg, node)
+            degree = shared.degree(node)
             if degree is not None and degree > budget.max_degree:
                 state["hubs"] += 1
                 return None
         state["expansions"] += 1
-        out = [(e, e.object, True) for e in kg.out_edges(node) if e.object != node]
-        out += [(e, e.subject, False) for e in kg.in_edges(node) if e.subject != node]
+        out = shared.neighbours(node)
         cache[node] = out
         return out
 
@@ -450,57 +514,151 @@ def oracle_paths(
     start, rel_b, target = _query_ids(query)
     budget = budget or OracleBudget()
     phrasing = phrasing if phrasing is not None else load_phrasing()
-    found = enumerate_paths(kg, start, rel_b, target, k=k, budget=budget)
+    prepared = _prepare(kg, query, k, budget, phrasing, strong_threshold, GraphCache(kg))
+    texts = [p.text for p in prepared.best]
+    if texts and embedder is None:
+        from creagraph.core.embeddings import default_embedder
 
-    sizes: dict[Triple, int] = dict(found.class_sizes)
-    for p in found.paths:
-        for t in p.triples:
-            key = t.as_tuple()
-            if key not in sizes:
-                sizes[key] = triple_class_size(kg, *key)
+        embedder = default_embedder()
+    vectors = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else None
+    return _finish(prepared, vectors, gammas, mode)
+
+
+def oracle_paths_many(
+    kg,
+    queries: Iterable[Mapping[str, Any]],
+    *,
+    k: int = 3,
+    budget: OracleBudget | None = None,
+    embedder=None,
+    gammas: Sequence[float] = (0.7, 0.9),
+    mode: str = "paper",
+    strong_threshold: float = STRONG_THRESHOLD,
+    phrasing: Mapping[str, Phrasing] | None = None,
+    batch_size: int = 32,
+    cache: GraphCache | None = None,
+) -> Iterator[OracleResult]:
+    """:func:`oracle_paths` over many queries, in order, sharing the work between them.
+
+    The same results as one :func:`oracle_paths` call per query, faster: neighbour lists,
+    degrees, class sizes and labels are read from the graph once for the whole run
+    (:class:`GraphCache`, the queries' shared neighbourhoods), and the path strings of
+    ``batch_size`` queries are embedded in one call, each distinct string once.
+
+    Yields
+    ------
+    OracleResult
+        One per query, in input order.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be positive, not {batch_size}")
+    budget = budget or OracleBudget()
+    phrasing = phrasing if phrasing is not None else load_phrasing()
+    cache = cache if cache is not None else GraphCache(kg)
+    batch: list[_Prepared] = []
+
+    def flush() -> Iterator[OracleResult]:
+        nonlocal embedder
+        texts = list(dict.fromkeys(p.text for item in batch for p in item.best))
+        vectors: dict[str, np.ndarray] = {}
+        if texts:
+            if embedder is None:
+                from creagraph.core.embeddings import default_embedder
+
+                embedder = default_embedder()
+            encoded = np.asarray(embedder.encode(texts), dtype=np.float64)
+            vectors = dict(zip(texts, encoded))
+        for item in batch:
+            rows = np.asarray([vectors[p.text] for p in item.best]) if item.best else None
+            yield _finish(item, rows, gammas, mode)
+        batch.clear()
+
+    for query in queries:
+        batch.append(_prepare(kg, query, k, budget, phrasing, strong_threshold, cache))
+        if len(batch) >= batch_size:
+            yield from flush()
+    if batch:
+        yield from flush()
+
+
+@dataclass
+class _Prepared:
+    query: Mapping[str, Any]
+    start: str
+    rel_b: str
+    target: str
+    k: int
+    found: Enumeration
+    scored: list[OraclePath]
+    best: list[OraclePath]
+    strong_threshold: float
+
+
+def _prepare(
+    kg,
+    query: Mapping[str, Any],
+    k: int,
+    budget: OracleBudget,
+    phrasing: Mapping[str, Phrasing],
+    strong_threshold: float,
+    cache: GraphCache,
+) -> _Prepared:
+    """Enumerate and score the paths of a query up to (not including) the embeddings."""
+    start, rel_b, target = _query_ids(query)
+    found = enumerate_paths(kg, start, rel_b, target, k=k, budget=budget, cache=cache)
+    sizes = found.class_sizes
     ids = {x for p in found.paths for x in p.nodes} | {
         t.property for p in found.paths for t in p.triples
     }
-    labels = kg.labels(sorted(ids))
-    inverse: dict[str, str | None] = {}
+    labels = cache.labels(ids)
+    phrases: dict[tuple[str, bool], str] = {}
 
-    def inverse_label(pid: str) -> str | None:
-        if pid not in inverse:
-            rec = kg.property(pid)
-            inverse[pid] = rec.inverse_label if rec is not None else None
-        return inverse[pid]
+    def phrase_of(pid: str, fwd: bool) -> str:
+        got = phrases.get((pid, fwd))
+        if got is None:
+            got = phrases[(pid, fwd)] = relation_phrase(
+                pid,
+                fwd,
+                phrasing,
+                property_label=labels.get(pid, pid),
+                inverse_label=None if fwd else cache.inverse_label(pid),
+            )
+        return got
 
     scored: list[OraclePath] = []
     for p in found.paths:
-        class_sizes = tuple(sizes[t.as_tuple()] for t in p.triples)
+        class_sizes = tuple(
+            sizes[key] if (key := t.as_tuple()) in sizes else cache.class_size(key)
+            for t in p.triples
+        )
         sigmas = tuple(specificity(s) for s in class_sizes)
         quality = path_quality(sigmas, True)
-        labelled = []
-        for i, (t, fwd) in enumerate(zip(p.triples, p.forward)):
-            a, b = p.nodes[i], p.nodes[i + 1]
-            prop_label = labels.get(t.property, t.property)
-            phrase = relation_phrase(
-                t.property,
-                fwd,
-                phrasing,
-                property_label=prop_label,
-                inverse_label=None if fwd else inverse_label(t.property),
+        labelled = tuple(
+            (
+                labels.get(p.nodes[i], p.nodes[i]),
+                phrase_of(t.property, fwd),
+                labels.get(p.nodes[i + 1], p.nodes[i + 1]),
             )
-            labelled.append((labels.get(a, a), phrase, labels.get(b, b)))
-        scored.append(
-            OraclePath(p, class_sizes, sigmas, quality, path_string(labelled), tuple(labelled))
+            for i, (t, fwd) in enumerate(zip(p.triples, p.forward))
         )
+        scored.append(OraclePath(p, class_sizes, sigmas, quality, path_string(labelled), labelled))
     order = sorted(range(len(scored)), key=lambda i: (-scored[i].quality, i))
     scored = [scored[i] for i in order]
+    return _Prepared(
+        query, start, rel_b, target, k, found, scored, scored[: budget.max_scored], strong_threshold
+    )
 
-    best = scored[: budget.max_scored]
+
+def _finish(
+    prepared: _Prepared,
+    vectors: np.ndarray | None,
+    gammas: Sequence[float],
+    mode: str,
+) -> OracleResult:
+    """The ceiling utility and the result record of a prepared query."""
+    best, scored, found, query = prepared.best, prepared.scored, prepared.found, prepared.query
     if best:
-        if embedder is None:
-            from creagraph.core.embeddings import default_embedder
-
-            embedder = default_embedder()
-        vectors = np.asarray(embedder.encode([p.text for p in best]), dtype=np.float64)
-        distances = distance_matrix(vectors, mode)  # type: ignore[arg-type]
+        distances = distance_matrix(np.asarray(vectors, dtype=np.float64), mode)  # type: ignore[arg-type]
         curve = utility_curve([p.quality for p in best], distances, list(gammas), mode)  # type: ignore[arg-type]
     else:
         curve = utility_curve([], np.zeros((0, 0)), list(gammas), mode)  # type: ignore[arg-type]
@@ -517,13 +675,14 @@ def oracle_paths(
             ) from exc
         source_found = any(p.path.key == want for p in scored)
 
+    strong_threshold = prepared.strong_threshold
     n_strong = sum(1 for p in scored if p.quality >= strong_threshold)
     return OracleResult(
         query_id=query.get("query_id"),
-        start=start,
-        rel_b=rel_b,
-        target=target,
-        k=k,
+        start=prepared.start,
+        rel_b=prepared.rel_b,
+        target=prepared.target,
+        k=prepared.k,
         paths=scored,
         n_paths=len(scored),
         n_strong=n_strong,

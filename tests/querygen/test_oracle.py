@@ -260,3 +260,22 @@ def test_cli_paths(store_dir, tmp_path, capsys, embedder):
     bad.write_text('{"query": "x"}\n')
     assert main(["queries", "paths", str(bad), "--store", str(store_dir), "--out", str(out)]) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+def test_oracle_paths_many_equals_one_call_per_query(kg, generated, embedder):
+    """Shared neighbourhoods and batched embeddings change no result (issue 16 item 5)."""
+    from creagraph.querygen import GraphCache, oracle_paths_many
+
+    records = generated.records[:12]
+    cache = GraphCache(kg)
+    many = list(oracle_paths_many(kg, records, embedder=embedder, batch_size=5, cache=cache))
+    assert len(many) == len(records)
+    expansions = 0
+    for rec, got in zip(records, many):
+        one = oracle_paths(kg, rec, embedder=embedder)
+        assert got.as_dict() == one.as_dict(), rec["query_id"]
+        expansions += one.expansions
+    # the queries share neighbourhoods: fewer neighbour lists read than expansions counted
+    assert 0 < len(cache._neighbours) < expansions
+    with pytest.raises(ValueError, match="batch_size"):
+        list(oracle_paths_many(kg, records, batch_size=0))
