@@ -152,7 +152,7 @@ class Enumeration:
     expansions: int
     truncated: bool
     skipped_hubs: int = 0
-    class_sizes: dict[Triple, int] = field(default_factory=dict)
+    class_sizes: dict[Triple, int] = field(default_factory=dict)  # of the paths' triples
 
 
 @dataclass(frozen=True)
@@ -279,18 +279,53 @@ class GraphCache:
         self.sizes: dict[Triple, int] = {}
         self._labels: dict[str, str | None] = {}
         self._inverse: dict[str, str | None] = {}
+        self._holders: dict[tuple[str, str], list[str]] = {}
 
-    def neighbours(self, node: str) -> list[tuple[Edge, str, bool]]:
-        """``(edge, other node, forward)`` for every statement of ``node``, both directions."""
+    def neighbours(self, node: str) -> list[list]:
+        """``[edge, other node, forward, σ]`` for every statement of ``node``, both directions.
+
+        σ (the edge's specificity) is ``-1`` until :meth:`sigma` computes it, once per run.
+        """
         found = self._neighbours.get(node)
         if found is None:
             if len(self._neighbours) >= self.max_nodes:
                 self._neighbours.clear()
             kg = self.kg
-            found = [(e, e.object, True) for e in kg.out_edges(node) if e.object != node]
-            found += [(e, e.subject, False) for e in kg.in_edges(node) if e.subject != node]
+            found = [[e, e.object, True, -1] for e in kg.out_edges(node) if e.object != node]
+            found += [[e, e.subject, False, -1] for e in kg.in_edges(node) if e.subject != node]
             self._neighbours[node] = found
         return found
+
+    def sigma(self, entry: list) -> int:
+        """Specificity σ of a neighbour entry's edge (SPEC §3.4), computed once."""
+        value = entry[3]
+        if value < 0:
+            value = entry[3] = specificity(self.class_size(entry[0].as_tuple()))
+        return value
+
+    def holders(self, rel_b: str, target: str) -> list[str]:
+        """Holders h of ``(h, rel_b, target)``, by QID number, the target left out."""
+        key = (rel_b, target)
+        found = self._holders.get(key)
+        if found is None:
+            if len(self._holders) >= self.max_nodes:
+                self._holders.clear()
+            subjects = {e.subject for e in self.kg.in_edges(target, rel_b)} - {target}
+            found = self._holders[key] = sorted(subjects, key=lambda q: int(q[1:]))
+        return found
+
+    def back_index(
+        self, holders: Sequence[str], wanted: set[str] | None = None
+    ) -> dict[str, list[list]]:
+        """Reverse index ``node -> [[edge, h, forward from node, σ]]`` over the holders'
+        neighbour lists (only nodes in ``wanted`` when given), in holder order."""
+        index: dict[str, list[list]] = {}
+        for h in holders:
+            for entry in self.neighbours(h):
+                other = entry[1]
+                if wanted is None or other in wanted:
+                    index.setdefault(other, []).append([entry[0], h, not entry[2], entry[3]])
+        return index
 
     def degree(self, node: str) -> int | None:
         if node not in self._degree:
@@ -365,30 +400,19 @@ def enumerate_paths(
         raise ValueError(f"k must be at least 2 (a hop and the target triple), not {k}")
     budget = budget or OracleBudget()
     shared = cache if cache is not None else GraphCache(kg)
-    holders = sorted(
-        {e.subject for e in kg.in_edges(target, rel_b)} - {start, target},
-        key=lambda q: int(q[1:]),
-    )
+    holders = [h for h in shared.holders(rel_b, target) if h != start]
     holder_set = set(holders)
     hops = k - 1  # triples before the final (h, rel_b, target)
-    cache: dict[str, list[tuple[Edge, str, bool]]] = {}
-    sizes: dict[Triple, int] = {}
+    cache: dict[str, list[list]] = {}
     state = {"expansions": 0, "truncated": False, "hubs": 0}
 
-    def sigma(edge: Edge) -> int:
-        key = edge.as_tuple()
-        size = sizes.get(key)
-        if size is None:
-            size = sizes[key] = shared.class_size(key)
-        return specificity(size)
-
-    def neighbours(node: str, *, endpoint: bool = False) -> list[tuple[Edge, str, bool]] | None:
+    def neighbours(node: str) -> list[list] | None:
         if node in cache:
             return cache[node]
         if state["expansions"] >= budget.max_expansions:
             state["truncated"] = True
             return None
-        if not endpoint and node != start:
+        if node != start:
             degree = shared.degree(node)
             if degree is not None and degree > budget.max_degree:
                 state["hubs"] += 1
@@ -398,56 +422,62 @@ def enumerate_paths(
         cache[node] = out
         return out
 
-    back: dict[str, list[tuple[Edge, str, bool]]] | None = None
+    back: dict[str, list[list]] | None = None
     if hops >= 2 and len(holders) <= min(budget.max_holders, budget.max_expansions // 2):
-        back = {}
+        # every holder's neighbour list is read (and counted) once, endpoints never
+        # skipped as hubs; the reverse index over them is shared by queries of the target
         for h in holders:
-            nbrs = neighbours(h, endpoint=True)
-            if nbrs is None:
-                continue
-            for edge, other, fwd in nbrs:
-                back.setdefault(other, []).append((edge, h, not fwd))
+            cache[h] = shared.neighbours(h)
+        state["expansions"] += len(holders)
+        # with k = 3 only the start's neighbours are looked up in the index
+        wanted = {entry[1] for entry in shared.neighbours(start)} if hops == 2 else None
+        back = shared.back_index(holders, wanted)
 
+    sigma = shared.sigma
     paths: list[GraphPath] = []
 
-    def record(steps: list[tuple[Edge, bool]], nodes: list[str], level: int) -> bool:
-        if min(sigma(e) for e, _ in steps) != level:
+    def record(steps: list[list], nodes: list[str], level: int) -> bool:
+        if min(sigma(entry) for entry in steps) != level:
             return True  # found in the pass of its own level
         if len(paths) >= budget.max_paths:
             state["truncated"] = True
             return False
         h = nodes[-1]
-        triples = tuple(e for e, _ in steps) + (Edge(h, rel_b, target),)
-        forward = tuple(f for _, f in steps) + (True,)
+        triples = tuple(entry[0] for entry in steps) + (Edge(h, rel_b, target),)
+        forward = tuple(entry[2] for entry in steps) + (True,)
         paths.append(GraphPath(triples, (*nodes, target), forward))
         return True
 
-    def dfs(node: str, steps: list[tuple[Edge, bool]], nodes: list[str], level: int) -> bool:
+    def dfs(node: str, steps: list[list], nodes: list[str], level: int) -> bool:
         depth = len(steps)
         if depth >= 1 and node in holder_set and not record(steps, nodes, level):
             return False
         if depth == hops:
             return True
         if back is not None and hops - depth == 1:
-            for edge, h, fwd in back.get(node, ()):
-                if h in nodes or h == target or sigma(edge) < level:
+            for entry in back.get(node, ()):
+                h = entry[1]
+                if h in nodes or h == target or sigma(entry) < level:
                     continue
-                if not record([*steps, (edge, fwd)], [*nodes, h], level):
+                if not record([*steps, entry], [*nodes, h], level):
                     return False
             return True
         nbrs = neighbours(node)
         if nbrs is None:
             return True
-        for edge, other, fwd in nbrs:
-            if other in nodes or other == target or sigma(edge) < level:
+        for entry in nbrs:
+            other = entry[1]
+            if other in nodes or other == target or sigma(entry) < level:
                 continue
-            if not dfs(other, [*steps, (edge, fwd)], [*nodes, other], level):
+            if not dfs(other, [*steps, entry], [*nodes, other], level):
                 return False
         return True
 
     for level in (5, 4, 3, 2, 1):
         if not dfs(start, [], [start], level):
             break
+    keys = {t.as_tuple() for p in paths for t in p.triples}
+    sizes = {key: shared.class_size(key) for key in keys}
     return Enumeration(
         paths, len(holders), state["expansions"], state["truncated"], state["hubs"], sizes
     )
