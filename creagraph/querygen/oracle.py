@@ -24,6 +24,12 @@ Public API (what the scoring job calls)
 mode="paper", strong_threshold=4.0) -> OracleResult``
     Enumerate and score; ``query`` is a generated query record (needs ``entity_a_id``,
     ``rel_b_id``, ``entity_b_id``).
+``oracle_paths_many(kg, queries, *, batch_size=32, cache=None, **same options) -> Iterator``
+    The same results for many queries, faster (what ``creagraph queries paths`` runs):
+    neighbour lists, degrees, class sizes (σ of each edge computed once per run) and labels
+    are shared by all queries through a :class:`GraphCache`, and the path strings of
+    ``batch_size`` queries are embedded in one call. Each query still counts its own
+    expansions against its budget, so the cache changes no result.
 ``ceiling_fraction(model_utility, oracle, gamma=0.7) -> float``
     A model's utility as a fraction of the graph's ceiling at γ (NaN when the ceiling is 0;
     above 1 when the model found better-spread paths than the graph's best).

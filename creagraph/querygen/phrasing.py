@@ -472,6 +472,47 @@ _CUT_BEFORE = re.compile(
     r"\s*(;|:|\s[-–—]\s|,|\swho\b|\swhich\b|\sthat\b|\swhose\b|\s(best |well )?known\b|"
     r"\sborn\b|\sfrom \d{3,4}\b)"
 )
+_COMMON_LEADS = frozenset(
+    w.capitalize()
+    for w in [
+        "former",
+        "retired",
+        "professional",
+        "late",
+        "fictional",
+        "famous",
+        "noted",
+        "renowned",
+        "notable",
+        "film",
+        "television",
+        "actor",
+        "actress",
+        "singer",
+        "artist",
+        "politician",
+        "writer",
+        "musician",
+        "footballer",
+        "player",
+        "businessman",
+        "businesswoman",
+        "author",
+        "composer",
+        "painter",
+        "poet",
+        "director",
+        "producer",
+        "screenwriter",
+        "journalist",
+        "scientist",
+        "physicist",
+        "chemist",
+        "engineer",
+        "architect",
+        "lawyer",
+    ]
+)
 _TRAILING_JOINERS = re.compile(r"(?i)\s+(and|or|of|in|for|with|by|the|a|an|&)$")
 
 
@@ -496,6 +537,10 @@ def short_description(
     'American film director'
     >>> short_description("Belgium actress", {"Belgium": "Belgian"})
     'Belgian actress'
+    >>> short_description("Retired American basketball player")
+    'retired American basketball player'
+    >>> short_description("american actor (1899-1970)", {"United States": "American"})
+    'American actor'
     >>> short_description("American actor (1899-1970)")
     'American actor'
     >>> short_description("American-born Bahamian actor, film director, and diplomat")
@@ -519,6 +564,13 @@ def short_description(
                 if rest[:1].islower():
                     text = f"{demonyms[name]} {rest}"
                 break
+        first, _, rest = text.partition(" ")
+        adjectives = {a.lower(): a for a in demonyms.values()}
+        if first in adjectives:  # "french engineering school" -> "French engineering school"
+            text = f"{adjectives[first]} {rest}".strip()
+    first, _, rest = text.partition(" ")
+    if first in _COMMON_LEADS:  # "Retired American basketball player" -> "retired …"
+        text = f"{first.lower()} {rest}".strip()
     words = text.split()
     if not words or len(words) > max_words or not re.search(r"[^\W\d_]", text):
         return None

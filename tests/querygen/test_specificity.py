@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from creagraph.core.graph import Edge
 from creagraph.core.paths import wikidata_dir
 from creagraph.querygen import GenerationConfig, generate_queries, load_source_relations
 from creagraph.querygen.catalogue import (
@@ -25,7 +26,6 @@ from creagraph.querygen.specificity import (
     size_bucket,
     target_type_rejection,
 )
-from creagraph.core.graph import Edge
 
 RELATIONS = {r.pid: r for r in load_source_relations()}
 
