@@ -269,3 +269,29 @@ def test_progress_bar_counts_queries_kept(kg, monkeypatch, capsys):
     counts = [int(m) for m in re.findall(r"(\d+)/300", err)]
     assert counts and max(counts) == 300
     assert "303" not in err and "query/s" not in err.replace(" queries/s", "")
+
+
+SYMMETRIC = {"P26", "P47", "P190", "P451", "P530", "P1038", "P2293", "P3373"}
+
+
+def test_templates_read_in_their_own_direction(kg):
+    """Active templates describe x of (x, P, y), passive ones x of (y, P, x): where the
+    relation linker knows a template's verb for that property, it agrees on the direction
+    ("whose coach of sports team is Napoli" read the relation backwards)."""
+    from creagraph.core.relations import RelationLinker
+
+    linker = RelationLinker(kg)
+    phrasing = load_phrasing()
+    # Wikidata lists "created" as an alias of creator (P170), read forward by the linker
+    ambiguous = {("P170", "inverse")}
+    checked = 0
+    for pid, entry in phrasing.items():
+        assert (entry.active == entry.passive) == (pid in SYMMETRIC), pid
+        for direction, template in (("forward", entry.active), ("inverse", entry.passive)):
+            verb = re.sub(r"^whose ", "", re.sub(r"\s*\{[^{}]*\}.*$", "", template)).strip()
+            found = {link.direction for link in linker.link(verb) if link.pid == pid}
+            if not found or pid in SYMMETRIC or (pid, direction) in ambiguous:
+                continue
+            checked += 1
+            assert direction in found, (pid, direction, verb, found)
+    assert checked >= 25
