@@ -112,7 +112,13 @@ def generate(
         client = ChatClient(
             llm_endpoint, model=str(llm_model), api_key=os.environ.get(llm_api_key_env)
         )
-        linker = RelationLinker(kg, default_embedder())
+        made: list[RelationLinker] = []
+
+        def linker() -> RelationLinker:  # built on the first answer, once
+            if not made:
+                made.append(RelationLinker(kg, default_embedder()))
+            return made[0]
+
         records = [
             rewrite_query(r, client, linker=linker)
             for r in progress(records, desc="rewrite", unit=" queries")

@@ -30,7 +30,7 @@ References
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from creagraph.core.llm import ChatClient, LLMError
@@ -180,14 +180,15 @@ def rewrite_query(
     record: Mapping[str, Any],
     client: ChatClient,
     *,
-    linker: RelationLinker,
+    linker: RelationLinker | Callable[[], RelationLinker],
     phrasing: Mapping[str, Phrasing] | None = None,
 ) -> dict[str, Any]:
     """A copy of ``record`` whose ``query`` is the LLM's rewrite, when the rewrite is usable.
 
     Adds ``query_template`` (the templated sentence), ``query_rewritten`` (True when the
     rewrite was kept) and ``rewrite_rejected`` (the reason from :func:`rewrite_rejection`
-    when it was not, else None).
+    when it was not, else None). ``linker`` may be a function returning the linker, called
+    only once an answer has come back (so a failing endpoint loads no embedding model).
     """
     for name in ("query", "entity_a", "entity_b", "rel_b_id"):
         if not record.get(name):
@@ -197,6 +198,8 @@ def rewrite_query(
     answer = client.chat([{"role": "user", "content": prompt}])
     raw = answer.strip().strip('"').strip()
     text = raw if "\n" in raw else " ".join(raw.split())
+    if not isinstance(linker, RelationLinker):
+        linker = linker()
     reason = rewrite_rejection(text, record, linker, phrasing)
     out = dict(record)
     out["query_template"] = template
@@ -210,7 +213,7 @@ def rewrite_queries(
     records: Sequence[Mapping[str, Any]],
     client: ChatClient,
     *,
-    linker: RelationLinker,
+    linker: RelationLinker | Callable[[], RelationLinker],
     phrasing: Mapping[str, Phrasing] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`rewrite_query` over many records, in order."""
