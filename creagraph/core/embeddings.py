@@ -291,8 +291,14 @@ _DEFAULT: CachedEmbedder | None = None
 
 
 def default_embedder(cache_path: str | os.PathLike[str] | None = None) -> CachedEmbedder:
-    """The process-wide cached all-MiniLM-L6-v2 embedder (created on first use)."""
+    """The process-wide cached all-MiniLM-L6-v2 embedder (created on first use).
+
+    Without ``cache_path`` the cache is the one :func:`default_cache_dir` names *now*, so a
+    changed ``$CREAGRAPH_CACHE_DIR`` is honoured; the loaded model is kept either way.
+    """
     global _DEFAULT
-    if _DEFAULT is None or (cache_path is not None and Path(cache_path) != _DEFAULT.cache_path):
-        _DEFAULT = CachedEmbedder(SentenceTransformerEmbedder(), cache_path)
+    path = Path(cache_path) if cache_path else default_cache_dir() / "embeddings.sqlite"
+    if _DEFAULT is None or path != _DEFAULT.cache_path:
+        model = _DEFAULT.embedder if _DEFAULT is not None else SentenceTransformerEmbedder()
+        _DEFAULT = CachedEmbedder(model, path)
     return _DEFAULT
