@@ -256,7 +256,7 @@ def test_empty_selection_is_an_error_naming_why(kg, store_dir, tmp_path, capsys)
 
     out = tmp_path / "q.jsonl"
     args = ["queries", "generate", "--store", str(store_dir), "--n", "5", "--out", str(out)]
-    assert main([*args, "--relation", "P2175"]) == 2
+    assert main([*args, "--property", "P2175"]) == 2
     err = capsys.readouterr().err
     assert "P2175" in err and "no statement" in err
     assert not out.exists()
