@@ -147,8 +147,10 @@ def test_a_refused_key_or_unreachable_endpoint_stops_the_run(server, tmp_path, c
     }
     src = tmp_path / "answers.jsonl"
     src.write_text(json.dumps(row) + "\n")
-    for url, expected in ((server, "HTTP 403"), ("http://127.0.0.1:9/v1", "giving up")):
+    for n, (url, expected) in enumerate(
+        ((server, "HTTP 403"), ("http://127.0.0.1:9/v1", "giving up"))
+    ):
         args = ["score", str(src), "--judge", "llm", "--llm-base-url", url, "--llm-model", "j"]
-        assert main([*args, "--out", str(tmp_path / "out")]) == 2
+        assert main([*args, "--out", str(tmp_path / f"out{n}")]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and expected in err and err.count("\n") == 1
