@@ -161,16 +161,40 @@ _STOPWORDS = _wordset(
     toward towards upon after before during beside besides beyond behind near inside
     outside off out up down via per atop beneath underneath
     not never always often sometimes perhaps maybe
-    stands stand sits sit floats float hangs hang rises rise lies lie rests rest drifts
-    drift hovers hover glows glow shines shine waits wait appears appear looms loom towers
-    perches perch leans lean stretches stretch spills spill pours pour fills fill covers
-    cover holds hold reveals reveal shows show sits seems seem remains remain holding
-    filled with featuring features shown seen viewed depicted rendered captured
     once ever yes no okay ok sure please thanks thank well etc
     don't doesn't didn't can't cannot couldn't won't wouldn't isn't aren't wasn't weren't
     i'm i've i'd i'll you're you've you'd you'll it's that's there's here's what's let's
     he's she's we're we've they're they've
     s t d ll re ve m
+    """
+)
+
+#: Filler verbs and nouns (SPEC §4.9): they carry no idea ("use it as a doorstop" is the
+#: doorstop), so like function words they delimit phrases and never become atoms.
+_FILLER_WORDS = _wordset(
+    """
+    use uses used using usage put puts putting get gets getting got gotten make makes
+    making
+    thing things stuff way ways something anything everything kind kinds sort sorts type
+    types bit bits lot lots more less much many most least few several various
+    seem seems seemed appear appears appeared remain remains remained feature features
+    featuring featured depict depicts depicted depicting render renders rendered show
+    shows showing shown reveal reveals revealed revealing capture captures captured
+    seen viewed
+    """
+)
+
+#: Posture and state verbs ("stands", "sits", "hangs", "floats"): content words (an
+#: Alternative Uses answer "sit on it" is the sitting), but in a visual idea they only
+#: link the subject to its place. Each starts a phrase of its own, and a phrase made only
+#: of them is dropped when the idea has other phrases.
+_POSTURE_VERBS = _wordset(
+    """
+    stands stand standing sits sit sitting floats float floating hangs hang hanging rises
+    rise rising lies lie lying rests rest resting drifts drift drifting hovers hover
+    hovering glows glow glowing shines shine shining waits wait waiting looms loom looming
+    perches perch perched leans lean leaning stretches stretch stretching spills spill
+    pours pour fills fill filled covers cover covered holds hold holding
     """
 )
 
@@ -224,6 +248,8 @@ _MECHANISM_STEMS = (
     "metamorph",
 )
 _JOINERS = frozenset({"of", "into"})
+#: a mechanism stem ending like a noun ("replacement", "weaver") does not start a phrase
+_NOUN_ENDINGS = ("ment", "ments", "tion", "tions", "sion", "sions", "er", "ers")
 _PERSPECTIVE_PATTERN = re.compile(
     r"\b(?:(?:seen|viewed|shown|shot|photographed|framed|observed|glimpsed|looking|looked)"
     r"\s+(?:from|through|at|down|up)(?:\s+(?:the|a|an))?(?:\s+[^\W\d_][\w'’-]*){1,2}"
@@ -253,7 +279,7 @@ def _has_mechanism_verb(words: Sequence[str]) -> bool:
     return any(w.startswith(_MECHANISM_STEMS) for w in words)
 
 
-def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
+def chunk_phrases(idea: str) -> list[Phrase]:
     """Split a Core Idea into candidate phrases (RAKE-style), in text order.
 
     Phrases are maximal runs of content words between stopwords and punctuation; ``of`` and
@@ -263,16 +289,15 @@ def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
     (``symbolizing``, ``to evoke``, ``a metaphor for``) are not part of a phrase but mark
     the next one with cue ``"purpose"``; a setting preposition (``in``, ``under``,
     ``among`` …) right before a phrase marks it ``"setting"``; a transformation verb inside
-    a phrase marks it ``"mechanism"``. When fewer than ``min_phrases`` phrases are found,
-    the words of multi-word phrases are added as phrases too (longest phrase first), so
-    ``"George Washington!"`` gives ``George Washington``, ``George`` and ``Washington``.
+    a phrase marks it ``"mechanism"``. Filler verbs and nouns ("use", "put", "get",
+    "thing", "way"; SPEC §4.9) delimit phrases like function words and are never part of
+    one. Phrases are never split into single words to reach a count: ``"George
+    Washington!"`` gives one atom, ``George Washington``.
 
     Parameters
     ----------
     idea : str
         The Core Idea text.
-    min_phrases : int
-        Add single words until at least this many (when the idea has enough content words).
 
     Returns
     -------
@@ -324,7 +349,10 @@ def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
         elif word in _PURPOSE_CUE_WORDS:
             close()
             pending_cue = "purpose"
-        elif word in _STOPWORDS:
+        elif word in _STOPWORDS or word in _FILLER_WORDS:
+            if word in _FILLER_WORDS:
+                close()
+                continue
             if current and not joined and word in _JOINERS and len(current) < _MAX_PHRASE_WORDS:
                 current.append(token)
                 joined = True
@@ -332,9 +360,13 @@ def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
             close()
             if word in _SETTING_CUES:
                 pending_cue = "setting"
+        elif word in _POSTURE_VERBS:
+            close()
+            current.append(token)
         else:
             if len(current) >= _MAX_PHRASE_WORDS or (
                 current and not joined and word.startswith(_MECHANISM_STEMS)
+                and not word.endswith(_NOUN_ENDINGS)
             ):
                 close()
             current.append(token)
@@ -350,7 +382,11 @@ def chunk_phrases(idea: str, *, min_phrases: int = MIN_ATOMS) -> list[Phrase]:
 
     phrases.sort(key=lambda p: p.start)
     phrases = _unique_phrases(phrases)
-    return _split_until(phrases, idea, min_phrases)
+    linking = [p for p in phrases
+               if all(w.casefold() in _POSTURE_VERBS for w in _WORD.findall(p.text))]
+    if len(linking) < len(phrases):
+        phrases = [p for p in phrases if p not in linking]
+    return phrases
 
 
 def _unique_phrases(phrases: list[Phrase]) -> list[Phrase]:
@@ -362,26 +398,6 @@ def _unique_phrases(phrases: list[Phrase]) -> list[Phrase]:
             seen.add(form)
             unique.append(phrase)
     return unique
-
-
-def _split_until(phrases: list[Phrase], idea: str, minimum: int) -> list[Phrase]:
-    # Too few phrases: add the words of multi-word phrases (longest phrase first) as
-    # phrases of their own, keeping the whole phrase too.
-    if len(phrases) >= minimum:
-        return phrases
-    result = list(phrases)
-    for phrase in sorted(phrases, key=lambda p: (-len(_WORD.findall(p.text)), p.start)):
-        words = [m for m in _WORD.finditer(phrase.text) if m.group(0).casefold() not in _STOPWORDS]
-        if len(words) < 2:
-            continue
-        pieces = [
-            Phrase(m.group(0), phrase.start + m.start(), phrase.start + m.end(), phrase.cue)
-            for m in words
-        ]
-        result = _unique_phrases(sorted(result + pieces, key=lambda p: (p.start, -p.end)))
-        if len(result) >= minimum:
-            break
-    return result
 
 
 # --------------------------------------------------------------------------- typing

@@ -59,7 +59,6 @@ from creagraph.tig.graph import (
     concat_edges,
     cooccurrence_edges,
     node_centrality,
-    relation_edges,
     similarity_edges,
 )
 from creagraph.tig.schema import ATOM_TYPES, Atom, CanonicalAtom, Cluster, Response
@@ -150,8 +149,10 @@ class AtomTable:
     form_stem: list[str]
     form_vectors: np.ndarray
     type_slices: dict[str, tuple[int, int]]
+    atom_from_brief: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     _similarity: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _provenance: list[tuple[str, str, str, str, int]] | None = field(default=None, repr=False)
+    _texts: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _canonical_ids: dict[tuple[int, str], str] = field(default_factory=dict, repr=False)
     _cluster_cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
@@ -168,6 +169,19 @@ class AtomTable:
             block = round_similarity(vectors @ vectors.T).astype(np.float32)
             self._similarity[atom_type] = block
         return block
+
+    def form_texts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(text id of each form, one representative form per text id)`` (cached): a
+        form text that occurs with several types is one text."""
+        cached = self._texts
+        if cached is None:
+            ids: dict[str, int] = {}
+            of_form = np.array([ids.setdefault(t, len(ids)) for t in self.form_text],
+                               dtype=np.int64)
+            rep = np.zeros(len(ids), dtype=np.int64)
+            rep[of_form[::-1]] = np.arange(len(of_form))[::-1]
+            cached = self._texts = (of_form, rep)
+        return cached
 
     def atom_id(self, index: int) -> str:
         response = self.responses[int(self.atom_response[index])]
@@ -264,9 +278,11 @@ def group_by_task(responses: Iterable[Response]) -> dict[str, list[Response]]:
 def _form_rows(responses: Sequence[Response], atoms: Sequence[Sequence[Atom]]):
     rows = []
     for r_index, found in enumerate(atoms):
+        seen: set[str] = set()
         for position, atom in enumerate(found):
             form = atom_form(atom.text)
-            if form:
+            if form and form not in seen:
+                seen.add(form)
                 rows.append((r_index, position, ATOM_TYPES.index(atom.type), form, atom.text))
     return rows
 
@@ -276,9 +292,19 @@ def build_atom_table(
     responses: Sequence[Response],
     atoms: Sequence[Sequence[Atom]],
     vectors_by_form: dict[str, np.ndarray],
+    *,
+    concept: str | None = None,
 ) -> AtomTable:
     """Assemble one task's :class:`AtomTable` from its responses, their atoms and the form
-    vectors (a dict ``form text → unit vector`` covering every atom form)."""
+    vectors (a dict ``form text → unit vector`` covering every atom form).
+
+    Each form takes its most frequent type in the task (one type per canonical form), and
+    atoms restating the brief (:func:`creagraph.tig.brief.is_from_brief` against the terms
+    of each response's brief, plus ``concept`` when given) are marked in
+    ``atom_from_brief``; populations leave them out (SPEC §4.9).
+    """
+    from creagraph.tig.brief import brief_terms, is_from_brief
+
     if len(responses) != len(atoms):
         raise ValueError("responses and atoms must have the same length")
     order = sorted(range(len(responses)), key=lambda i: responses[i].response_id)
@@ -301,6 +327,14 @@ def build_atom_table(
         np.stack([vectors_by_form[form] for _, form in keys]).astype(np.float32)
         if keys else np.zeros((0, dim), dtype=np.float32)
     )
+    terms_of: dict[str, frozenset[str]] = {}
+    from_brief = np.zeros(len(rows), dtype=bool)
+    for i, (r, _, _, form, _) in enumerate(rows):
+        brief = responses[r].brief
+        terms = terms_of.get(brief)
+        if terms is None:
+            terms = terms_of[brief] = brief_terms(brief, concept)
+        from_brief[i] = is_from_brief(form, terms)
     return AtomTable(
         task_id=task_id,
         responses=responses,
@@ -315,6 +349,7 @@ def build_atom_table(
         form_stem=[stem_key(form) for _, form in keys],
         form_vectors=form_vectors,
         type_slices=type_slices,
+        atom_from_brief=from_brief,
     )
 
 
@@ -325,6 +360,7 @@ def build_atom_tables(
     *,
     show_progress: bool = True,
     batch_size: int = 2000,
+    concepts: dict[str, str] | None = None,
 ) -> dict[str, AtomTable]:
     """Extract atoms and embed their forms once; one :class:`AtomTable` per task.
 
@@ -340,6 +376,9 @@ def build_atom_tables(
         Progress bars for extraction and embedding.
     batch_size : int
         Responses per extraction call (bounds memory and drives the progress bar).
+    concepts : dict task_id → str, optional
+        Concepts overriding nothing but adding to what each task's brief names (the
+        ``--concept`` option); atoms restating them are marked ``from_brief``.
     """
     from creagraph.tig.atoms import OfflineExtractor
 
@@ -371,7 +410,8 @@ def build_atom_tables(
         offset += len(items)
         task_forms = {atom_form(a.text) for f in found for a in f} - {""}
         tables[task_id] = build_atom_table(
-            task_id, items, found, {form: vectors[form] for form in task_forms}
+            task_id, items, found, {form: vectors[form] for form in task_forms},
+            concept=(concepts or {}).get(task_id),
         )
     return tables
 
@@ -429,33 +469,50 @@ def build_population(
     keep_model[[model_index[m] for m in included]] = True
     keep_response = keep_model[table.response_model]
     response_local = np.cumsum(keep_response) - 1
-    atom_index = np.flatnonzero(keep_response[table.atom_response])
+    from_brief = table.atom_from_brief
+    if len(from_brief) != table.n_atoms:
+        from_brief = np.zeros(table.n_atoms, dtype=bool)
+    atom_index = np.flatnonzero(keep_response[table.atom_response] & ~from_brief)
     atom_forms = table.atom_form[atom_index]
     form_count = np.bincount(atom_forms, minlength=len(table.form_text))
 
-    # 1. canonical groups per type: leader clustering of the present forms
+    # 1. one type per form text: the type it has most often among the included atoms
+    #    (earlier type on ties), so an idea never lands in clusters of several types and
+    #    the candidates of an L2MO comparison never decide a reference atom's type
+    text_of_form, text_rep = table.form_texts()
+    n_texts = len(text_rep)
+    type_count = np.zeros((n_texts, len(ATOM_TYPES)), dtype=np.int64)
+    np.add.at(type_count, (text_of_form, table.form_type), form_count)
+    text_count = type_count.sum(axis=1)
+    text_type = type_count.argmax(axis=1)
+
+    # 2. canonical groups per type: leader clustering of the present form texts
     node_of_form = np.full(len(table.form_text), -1, dtype=np.int64)
     nodes: list[tuple[int, str, int, list[int]]] = []  # (type, label, leader form, members)
-    for t, kind in enumerate(ATOM_TYPES):
-        start, end = table.type_slices[kind]
-        present = np.flatnonzero(form_count[start:end] > 0)
+    forms_of_text: dict[int, list[int]] = {}
+    for f in np.flatnonzero(form_count > 0).tolist():
+        forms_of_text.setdefault(int(text_of_form[f]), []).append(f)
+    for t in range(len(ATOM_TYPES)):
+        present = np.flatnonzero((text_count > 0) & (text_type == t))
         if not len(present):
             continue
-        local_forms = [table.form_text[start + i] for i in present]
-        order = canonical_order(local_forms, form_count[start + present])
-        ordered = present[order]
-        sims = table.similarity(kind)[np.ix_(ordered, ordered)]
+        reps = text_rep[present]
+        order = canonical_order([table.form_text[f] for f in reps], text_count[present])
+        ordered_reps = reps[order]
+        ordered_texts = present[order]
+        vectors = table.form_vectors[ordered_reps].astype(np.float64)
+        sims = round_similarity(vectors @ vectors.T)
         leaders = canonical_leaders(
             sims,
-            [table.form_text[start + i] for i in ordered],
+            [table.form_text[f] for f in ordered_reps],
             threshold=config.canonical_threshold,
-            stems=[table.form_stem[start + i] for i in ordered],
+            stems=[table.form_stem[f] for f in ordered_reps],
         )
         groups: dict[int, list[int]] = {}
         for position, leader in enumerate(leaders.tolist()):
-            groups.setdefault(leader, []).append(start + int(ordered[position]))
+            groups.setdefault(leader, []).extend(forms_of_text[int(ordered_texts[position])])
         for leader, members in groups.items():
-            leader_form = start + int(ordered[leader])
+            leader_form = int(ordered_reps[leader])
             nodes.append((t, table.form_text[leader_form], leader_form, members))
     nodes.sort(key=lambda n: (n[0], n[1]))
     for node, (_, _, _, members) in enumerate(nodes):
@@ -464,7 +521,7 @@ def build_population(
     node_type = np.array([n[0] for n in nodes], dtype=np.int64)
     atom_node = node_of_form[atom_forms]
 
-    # 2. provenance and canonical records
+    # 3. provenance and canonical records
     atom_responses = table.atom_response[atom_index]
     provenance: list[list[tuple[str, str, str, str, int]]] = [[] for _ in range(n_nodes)]
     atom_provenance = table.atom_provenance
@@ -472,7 +529,7 @@ def build_population(
         provenance[node].append(atom_provenance[a])
     canonical = []
     for node, (t, label, leader_form, members) in enumerate(nodes):
-        aliases = tuple(sorted(table.form_text[f] for f in members if f != leader_form))
+        aliases = tuple(sorted({table.form_text[f] for f in members} - {label}))
         embedding = (
             tuple(float(x) for x in table.form_vectors[leader_form])
             if config.keep_embeddings else None
@@ -490,7 +547,7 @@ def build_population(
             )
         )
 
-    # 3. edges: co-occurrence, same-type similarity, typed relations
+    # 4. edges: co-occurrence, same-type similarity, typed relations
     from scipy.sparse import csr_matrix
 
     n_kept = int(keep_response.sum())
@@ -504,19 +561,21 @@ def build_population(
         )
         incidence.sum_duplicates()
     cooccurrence = cooccurrence_edges(incidence)
-    parts = [cooccurrence, relation_edges(cooccurrence, node_type)]
-    for t, kind in enumerate(ATOM_TYPES):
+    # typed relation edges only where an extractor gave relations (none of the current
+    # backends does): deriving them from co-occurrence would count each pair twice
+    parts = [cooccurrence]
+    for t in range(len(ATOM_TYPES)):
         members = np.flatnonzero(node_type == t)
         if len(members) < 1:
             continue
-        start = table.type_slices[kind][0]
-        leader_local = np.array([nodes[m][2] - start for m in members], dtype=np.int64)
-        block = table.similarity(kind)[np.ix_(leader_local, leader_local)]
+        leader_forms = np.array([nodes[m][2] for m in members], dtype=np.int64)
+        vectors = table.form_vectors[leader_forms].astype(np.float64)
+        block = round_similarity(vectors @ vectors.T)
         if len(members) > 1:
             parts.append(similarity_edges(block, members, config.similarity_threshold))
     edges = concat_edges(parts)
 
-    # 4. clusters per type on the similarity subgraph
+    # 5. clusters per type on the similarity subgraph
     node_cluster = np.full(n_nodes, -1, dtype=np.int64)
     # (type, leaf nodes, hierarchy path, nodes of the parent cluster or None)
     cluster_specs: list[tuple[int, list[int], tuple[int, ...], list[int] | None]] = []
@@ -554,7 +613,7 @@ def build_population(
             cluster_specs.append((t, leaves[leaf], path, ancestors.get(path[:-1])))
     n_clusters = len(cluster_specs)
 
-    # 5. ClichéScore factors
+    # 6. ClichéScore factors
     local_model = np.searchsorted(np.flatnonzero(keep_model), table.response_model)
     model_cluster = np.zeros((len(included), n_clusters), dtype=bool)
     model_cluster[local_model[atom_responses], node_cluster[atom_node]] = True
@@ -576,7 +635,7 @@ def build_population(
         np.asarray(cliche_score(coverage, centrality, convergence, weights=config.weights,
                                 epsilon=config.epsilon)).reshape(-1), 6)
 
-    # 6. cluster records
+    # 7. cluster records
     clusters: list[Cluster] = []
     for k, (t, leaf_nodes, path, parent_members) in enumerate(cluster_specs):
         kind = ATOM_TYPES[t]

@@ -44,9 +44,9 @@ def test_chunk_phrases_setting_cue_joiners_and_minimum():
     assert [(p.text, p.cue) for p in phrases] == [
         ("lighthouse", None), ("made of stacked books", "mechanism"), ("stormy sea", "setting")
     ]
-    # too few phrases: the words of the longest phrase are added, the phrase kept
+    # never split into single words to reach a count (issue 15)
     assert [p.text for p in chunk_phrases("George Washington!")] == [
-        "George Washington", "George", "Washington"]
+        "George Washington"]
     assert [p.text for p in chunk_phrases("Okapi")] == ["Okapi"]
     assert chunk_phrases("") == [] and chunk_phrases("It is what it is.") == []
 
