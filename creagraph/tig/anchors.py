@@ -27,6 +27,7 @@ from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
 
 __all__ = [
     "ANCHOR_TEMPLATES",
+    "USE_TEMPLATE",
     "anchor_text",
     "select_cliche_clusters",
     "anchors_for_population",
@@ -64,7 +65,15 @@ ANCHOR_TEMPLATES: dict[str, str] = {
     ),
 }
 
+#: Use tasks ("a surprising use for a brick", SPEC §4.11) speak of uses and functions,
+#: whatever the cluster's atom type.
+USE_TEMPLATE = (
+    "Does the answer find a use for {concept} other than {labels}, or turn that common "
+    "function into something unexpected?"
+)
+
 DEFAULT_CONCEPT = "the brief's concept"
+DEFAULT_OBJECT = "the object"
 
 
 def _pronoun(labels: Sequence[str]) -> str:
@@ -74,7 +83,8 @@ def _pronoun(labels: Sequence[str]) -> str:
     return "them" if word.endswith("s") and not word.endswith("ss") else "it"
 
 
-def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = None) -> str:
+def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = None,
+                kind: str = "visual") -> str:
     """The checklist question for a cluster of ``atom_type`` with top ``labels``.
 
     Parameters
@@ -84,18 +94,29 @@ def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = 
     labels : sequence of str
         The cluster's most frequent canonical labels (at most three are used).
     concept : str, optional
-        The brief's concept ("calm"); default "the brief's concept".
+        The brief's concept ("calm"); default "the brief's concept" ("the object" for a
+        use task).
+    kind : {"visual", "use"}
+        The task kind (:func:`creagraph.tig.brief.task_kind`): visual briefs speak of
+        carriers, motifs and mechanisms; use tasks of uses and functions (SPEC §4.11).
 
     Examples
     --------
     >>> anchor_text("setting", ["misty forest"])
     'Does the idea avoid the stock setting (misty forest), or reinvent it in a surprising way?'
+    >>> anchor_text("carrier", ["doorstop", "paperweight"], concept="a brick", kind="use")
+    'Does the answer find a use for a brick other than doorstop or paperweight, or turn \
+that common function into something unexpected?'
     """
+    if kind not in ("visual", "use"):
+        raise ValueError(f"unknown task kind {kind!r} (expected 'visual' or 'use')")
     if atom_type not in ANCHOR_TEMPLATES:
         raise ValueError(f"unknown atom type {atom_type!r} (expected one of {ATOM_TYPES})")
     top = [str(x) for x in labels[:3] if str(x)]
     if not top:
         raise ValueError("an anchor needs at least one label")
+    if kind == "use":
+        return USE_TEMPLATE.format(labels=join_labels(top), concept=concept or DEFAULT_OBJECT)
     return ANCHOR_TEMPLATES[atom_type].format(
         labels=join_labels(top), concept=concept or DEFAULT_CONCEPT, them=_pronoun(top)
     )
@@ -126,6 +147,7 @@ def anchors_for_population(
     top_k: int = 5,
     min_models: int = 2,
     concept: str | None = None,
+    kind: str = "visual",
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -139,6 +161,8 @@ def anchors_for_population(
         A cluster must be hit by at least this many distinct models.
     concept : str, optional
         The brief's concept for the question text.
+    kind : {"visual", "use"}
+        Task kind, see :func:`anchor_text`.
 
     Returns
     -------
@@ -155,7 +179,7 @@ def anchors_for_population(
                 task_id=population.task_id,
                 comparison_key=population.comparison_key,
                 rank=rank,
-                text=anchor_text(cluster.type, cluster.labels, concept=concept),
+                text=anchor_text(cluster.type, cluster.labels, concept=concept, kind=kind),
                 cluster_id=cluster.id,
                 cluster_summary=cluster.summary,
                 atom_type=cluster.type,

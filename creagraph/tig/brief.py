@@ -46,15 +46,43 @@ __all__ = [
 #: Task kinds whose anchors are worded differently (SPEC §4.11).
 TASK_KINDS: tuple[str, ...] = ("visual", "use")
 
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
 
 #: Generic words of task instructions: never the concept a brief asks about.
 _INSTRUCTION_WORDS = frozenset(
-    ["create", "make", "design", "draw", "show", "depict", "imagine", "invent", "propose", "describe", "give", "list", "name", "write", "generate", "produce", "come", "think", "find", "tell", "suggest", "provide", "develop", "compose", "offer", "pick", "choose", "visual", "visually", "concept", "concepts", "idea", "ideas", "image", "images", "picture", "pictures", "illustration", "scene", "artwork", "art", "piece", "representation", "description", "response", "answer", "answers", "sentence", "brief", "task", "prompt", "question", "words", "word", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "surprising", "unusual", "creative", "original", "novel", "interesting", "clever", "new", "different", "alternative", "alternatives", "possible", "many", "several", "some", "single", "short", "simple", "unique", "uncommon", "common", "use", "uses", "using", "used", "usage", "purpose", "purposes", "function", "functions", "thing", "things", "way", "ways", "something", "anything", "everything", "visible", "evoke", "evokes", "convey", "conveys", "express", "expresses", "capture", "captures", "communicate", "communicates", "combine", "combines", "combining", "fuse", "fuses", "fusing", "fusion", "merge", "merges", "blend", "blends", "transform", "transforms", "transformation", "please", "exactly", "least", "most", "more", "less", "much", "very", "really", "also", "other", "else", "another", "every", "each", "following"]
+    _split("""
+    create make design draw show depict imagine invent propose describe give list name
+    write generate produce come think find tell suggest provide develop compose offer
+    pick choose visual visually concept concepts idea ideas image images picture
+    pictures illustration scene artwork art piece representation description response
+    answer answers sentence brief task prompt question words word one two three four
+    five six seven eight nine ten surprising unusual creative original novel interesting
+    clever new different alternative alternatives possible many several some single
+    short simple unique uncommon common use uses using used usage purpose purposes
+    function functions thing things way ways something anything everything visible evoke
+    evokes convey conveys express expresses capture captures communicate communicates
+    combine combines combining fuse fuses fusing fusion merge merges blend blends
+    transform transforms transformation please exactly least most more less much very
+    really also other else another every each following
+    """)
 )
 
 _FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "this", "that", "these", "those", "some", "any", "each", "every", "either", "neither", "no", "such", "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "who", "whom", "whose", "which", "what", "where", "when", "why", "how", "there", "here", "is", "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "let", "and", "or", "but", "nor", "so", "yet", "for", "because", "if", "than", "as", "like", "whether", "then", "also", "too", "of", "to", "in", "into", "onto", "on", "at", "by", "with", "without", "within", "from", "about", "above", "below", "under", "over", "between", "among", "through", "across", "along", "around", "against", "toward", "towards", "upon", "after", "before", "during", "beside", "beyond", "behind", "near", "inside", "outside", "off", "out", "up", "down", "via", "per", "not", "never", "don't", "doesn't", "can't", "won't", "i'm", "it's", "what's", "that's"]
+    _split("""
+    a an the this that these those some any each every either neither no such i me my we
+    us our you your he him his she her it its they them their who whom whose which what
+    where when why how there here is am are was were be been being do does did have has
+    had will would shall should can could may might must let and or but nor so yet for
+    because if than as like whether then also too of to in into onto on at by with
+    without within from about above below under over between among through across along
+    around against toward towards upon after before during beside beyond behind near
+    inside outside off out up down via per not never don't doesn't can't won't i'm it's
+    what's that's
+    """)
 )
 
 _USE_TASK = re.compile(

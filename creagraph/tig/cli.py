@@ -7,6 +7,8 @@ Commands (each reads a population from a JSONL file or a shared-folder adapter):
   reference population of ``--pair``);
 * ``anchors``      — checklist anchors, leave-two-models-out for every model pair (or
   ``--pair``), or from the whole population with ``--whole-population``;
+* ``score``        — one novelty number per response against the other models'
+  responses, with the clusters hit as evidence (SPEC §4.10);
 * ``audit-export`` — blank audit records (CSV or JSONL) for an anchors file;
 * ``audit-import`` — validate a filled-in audit file and summarise it.
 
@@ -100,6 +102,28 @@ def _config(method: str, resolution: float, hierarchical: bool, seed: int,
         seed=seed,
         centrality=centrality,
     )
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"warning: {message}", err=True)
+
+
+def _check_pairs(pairs: list[tuple[str, str]] | None, tables: dict[str, Any]) -> None:
+    """A --pair naming a model that answered no task is a typo: fail, naming it."""
+    from creagraph.core.io import InputError
+
+    if not pairs:
+        return
+    known = sorted({m for table in tables.values() for m in table.models})
+    unknown = sorted({m for pair in pairs for m in pair} - set(known))
+    if unknown:
+        shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
+        raise InputError(f"--pair names model(s) with no responses: {', '.join(unknown)} "
+                         f"(models: {shown})")
+
+
+def _concepts(concept: str | None, tables: dict[str, Any]) -> dict[str, str] | None:
+    return {t: concept for t in tables} if concept else None
 
 
 def _pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
@@ -253,13 +277,20 @@ def clusters(
                    _key(llm_api_key, llm_api_key_env))
     )
     pairs = _pairs(pair)
+    _check_pairs(pairs, tables)
     rows: list[dict[str, Any]] = []
     for table in progress(tables.values(), total=len(tables), desc="clusters", unit="task"):
         if pairs is None:
             populations = [build_population(table, None, config)]
         else:
-            populations = [l2mo_population(table, p, config) for p in pairs
-                           if p[0] in table.models and p[1] in table.models]
+            usable = [p for p in pairs if p[0] in table.models and p[1] in table.models]
+            if not usable:
+                _warn(f"task {table.task_id!r} skipped: no --pair has both models in it")
+            elif len(table.models) < 3:
+                _warn(f"task {table.task_id!r} skipped: {len(table.models)} model(s) answered; "
+                      "leaving two models out needs at least 3")
+                usable = []
+            populations = [l2mo_population(table, p, config) for p in usable]
         for pop in populations:
             for cluster in sorted(pop.clusters, key=lambda c: (-c.cliche_score, c.id)):
                 row = cluster.to_dict()
@@ -267,6 +298,8 @@ def clusters(
                 row["n_reference_responses"] = pop.n_responses
                 rows.append(row)
     write_jsonl(out, rows)
+    if not rows:
+        _warn("no clusters written: every task was skipped or had no atoms")
     typer.echo(f"{len(rows)} clusters over {len(tables)} task(s) → {out}")
 
 
@@ -301,33 +334,122 @@ def anchors(
     centrality: str = CentralityOpt,
 ) -> None:
     """Checklist anchors, leave-two-models-out per model pair (or whole population)."""
+    from creagraph.core.io import InputError
     from creagraph.tig.anchors import anchors_for_population, write_anchors
+    from creagraph.tig.brief import brief_concept, task_kind
     from creagraph.tig.l2mo import l2mo_results
     from creagraph.tig.population import build_atom_tables, build_population
 
+    if min_models < 1:
+        raise InputError("--min-models must be at least 1")
+    population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
+    config = _config(method, resolution, hierarchical, seed, canonical_threshold,
+                     similarity_threshold, centrality)
+    pairs = _pairs(pair)
+    tables = build_atom_tables(
+        population, _extractor(extractor, atoms, llm_base_url, llm_model,
+                               _key(llm_api_key, llm_api_key_env)),
+        concepts=_concepts(concept, {r.task_id: None for r in population}),
+    )
+    _check_pairs(pairs, tables)
+    most = max((len(t.models) for t in tables.values()), default=0)
+    available = most if whole_population else most - 2
+    if min_models > available:
+        raise InputError(
+            f"--min-models {min_models} exceeds the models a "
+            f"{'population' if whole_population else 'leave-two-models-out reference'} "
+            f"can hold here ({max(available, 0)}: the largest task has {most} models)"
+        )
+    found: list[Any] = []
+    comparisons = 0
+    skipped: dict[str, str] = {}
+    notes: dict[str, int] = {}
+    if whole_population:
+        for table in tables.values():
+            first = table.responses[0]
+            found.extend(anchors_for_population(
+                build_population(table, None, config), top_k=top_k, min_models=min_models,
+                concept=brief_concept(first.brief, concept),
+                kind=task_kind(first.brief, first.family)))
+            comparisons += 1
+    else:
+        for result in l2mo_results(tables, config, pairs=pairs, top_k=top_k,
+                                   min_models=min_models, concepts=_concepts(concept, tables),
+                                   n_jobs=jobs, skipped=skipped):
+            found.extend(result.anchors)
+            comparisons += 1
+            if result.note:
+                notes[result.note] = notes.get(result.note, 0) + 1
+    for task_id, reason in sorted(skipped.items()):
+        _warn(f"task {task_id!r} skipped: {reason}")
+    for note, count in sorted(notes.items()):
+        _warn(f"{count} comparison(s) without anchors: {note}")
+    write_anchors(out, found)
+    if not found:
+        _warn("no anchors written"
+              + (f": all {len(skipped)} task(s) skipped" if skipped and not comparisons else ""))
+    typer.echo(f"{len(found)} anchors for {comparisons} comparison(s)"
+               + (f", {len(skipped)} task(s) skipped" if skipped else "") + f" → {out}")
+
+
+@app.command("score")
+def score(
+    responses: Path = ResponsesArg,
+    out: Path = typer.Option(..., "--out", help="Scores JSONL (one line per response)."),
+    concept: str = typer.Option(None, "--concept", help="Concept added to each brief's own."),
+    neighbour_share: float = typer.Option(0.15, "--neighbour-share",
+                                          help="Share of the reference population used as "
+                                          "nearest neighbours."),
+    cliche_weight: float = typer.Option(0.1, "--cliche-weight",
+                                        help="w in novelty = D·(1 − w·H)."),
+    source: str = SourceOpt,
+    shared_dir: Path = SharedOpt,
+    tasks: str = TasksOpt,
+    limit_tasks: int = LimitOpt,
+    core_idea: str = CoreOpt,
+    extractor: str = ExtractorOpt,
+    atoms: Path = AtomsOpt,
+    llm_base_url: str = BaseUrlOpt,
+    llm_model: str = ModelOpt,
+    llm_api_key: str = KeyOpt,
+    llm_api_key_env: str = KeyEnvOpt,
+    method: str = MethodOpt,
+    resolution: float = ResolutionOpt,
+    hierarchical: bool = HierOpt,
+    seed: int = SeedOpt,
+    canonical_threshold: float = CanonOpt,
+    similarity_threshold: float = SimOpt,
+    centrality: str = CentralityOpt,
+) -> None:
+    """Novelty of every response against the other models' responses (SPEC §4.10)."""
+    from creagraph.core.io import InputError
+    from creagraph.tig.population import build_atom_tables
+    from creagraph.tig.score import ScoreConfig, score_tables, write_scores
+
+    try:
+        score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
     population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
     config = _config(method, resolution, hierarchical, seed, canonical_threshold,
                      similarity_threshold, centrality)
     tables = build_atom_tables(
         population, _extractor(extractor, atoms, llm_base_url, llm_model,
-                   _key(llm_api_key, llm_api_key_env))
+                               _key(llm_api_key, llm_api_key_env)),
+        concepts=_concepts(concept, {r.task_id: None for r in population}),
     )
-    found: list[Any] = []
-    comparisons = 0
-    if whole_population:
-        for table in tables.values():
-            found.extend(anchors_for_population(build_population(table, None, config),
-                                                top_k=top_k, min_models=min_models,
-                                                concept=concept))
-            comparisons += 1
-    else:
-        concepts = {t: concept for t in tables} if concept else None
-        for result in l2mo_results(tables, config, pairs=_pairs(pair), top_k=top_k,
-                                   min_models=min_models, concepts=concepts, n_jobs=jobs):
-            found.extend(result.anchors)
-            comparisons += 1
-    write_anchors(out, found)
-    typer.echo(f"{len(found)} anchors for {comparisons} comparison(s) → {out}")
+    run = score_tables(tables, None, config, score_config)
+    for task_id, reason in sorted(run.skipped.items()):
+        _warn(f"task {task_id!r} skipped: {reason}")
+    for message in run.warnings:
+        _warn(message)
+    if not run.scores:
+        raise InputError(f"no response could be scored: all {len(run.skipped)} task(s) have "
+                         "a single model")
+    write_scores(out, run.scores)
+    typer.echo(f"{len(run.scores)} responses scored over {len(tables) - len(run.skipped)} "
+               f"task(s)" + (f", {len(run.skipped)} skipped" if run.skipped else "")
+               + f" → {out}")
 
 
 @app.command("audit-export")

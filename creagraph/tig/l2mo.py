@@ -131,14 +131,28 @@ class L2MOResult:
     n_reference_responses: int
     n_clusters: int
     anchors: tuple[ChecklistAnchor, ...]
+    note: str = ""
 
 
 def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
                   config: TigConfig, top_k: int, min_models: int,
                   concept: str | None) -> list[L2MOResult]:
+    from creagraph.tig.brief import brief_concept, task_kind
+
+    first = table.responses[0]
+    kind = task_kind(first.brief, first.family)
+    concept = brief_concept(first.brief, concept)
     results = []
     for pair in pairs if pairs is not None else model_pairs(table.models):
         population = l2mo_population(table, pair, config)
+        anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
+                                         concept=concept, kind=kind)
+        note = ""
+        if len(population.models) < min_models:
+            note = (f"the reference population has {len(population.models)} model(s), "
+                    f"fewer than min_models={min_models}: no cluster can qualify")
+        elif not anchors:
+            note = f"no cluster of the reference population is hit by {min_models} models"
         results.append(
             L2MOResult(
                 task_id=table.task_id,
@@ -146,8 +160,8 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
                 reference_models=population.models,
                 n_reference_responses=population.n_responses,
                 n_clusters=len(population.clusters),
-                anchors=tuple(anchors_for_population(
-                    population, top_k=top_k, min_models=min_models, concept=concept)),
+                anchors=tuple(anchors),
+                note=note,
             )
         )
     return results
@@ -168,6 +182,7 @@ def l2mo_results(
     concepts: dict[str, str] | None = None,
     n_jobs: int = 1,
     show_progress: bool = True,
+    skipped: dict[str, str] | None = None,
 ) -> Iterator[L2MOResult]:
     """L2MO anchors for every task and model pair (or the given ``pairs``).
 
@@ -188,6 +203,11 @@ def l2mo_results(
         1 = in this process.
     show_progress : bool
         A progress bar over tasks.
+    skipped : dict, optional
+        Filled with ``task_id → reason`` for every task that cannot be compared (fewer
+        than three models, or no given pair among its models); the other tasks are
+        still yielded. Anchor questions name each task's concept read from its brief
+        (``concepts`` overrides it) and are worded for its kind (visual or use task).
 
     Yields
     ------
@@ -199,10 +219,21 @@ def l2mo_results(
     jobs = []
     for task_id in sorted(tables):
         table = tables[task_id]
+        if len(table.models) < 3:
+            if skipped is not None:
+                skipped[task_id] = (
+                    f"{len(table.models)} model(s) answered; leaving two models out needs "
+                    "at least 3"
+                )
+            continue
         task_pairs = None
         if pairs is not None:
             task_pairs = [tuple(sorted(p)) for p in pairs
                           if p[0] in table.models and p[1] in table.models]
+            if not task_pairs:
+                if skipped is not None:
+                    skipped[task_id] = "no requested pair has both models in this task"
+                continue
         jobs.append((task_id, task_pairs, config, top_k, min_models, concepts.get(task_id)))
     if n_jobs > 1 and len(jobs) > 1:
         # "spawn": fresh interpreters, so no lock or thread pool (torch, BLAS, sqlite) of

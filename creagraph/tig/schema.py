@@ -292,6 +292,8 @@ class Cluster:
         record["labels"] = list(self.labels)
         record["models"] = list(self.models)
         record["summary"] = self.summary
+        # coherence: the cluster's internal convergence (mean within-cluster similarity)
+        record["coherence"] = self.convergence
         return record
 
 
@@ -330,6 +332,7 @@ class ChecklistAnchor:
         for key in ("labels", "canonical_ids", "atom_ids", "response_ids", "reference_models",
                     "cluster_models"):
             record[key] = list(record[key])
+        record["coherence"] = self.convergence  # mean within-cluster similarity
         return record
 
 
