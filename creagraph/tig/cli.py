@@ -209,17 +209,20 @@ def build(
                    _key(llm_api_key, llm_api_key_env))
     )
     out.mkdir(parents=True, exist_ok=True)
-    all_responses, all_atoms = [], []
+    from creagraph.tig.schema import ATOM_TYPES, Atom
+
+    all_responses, all_atoms, all_flags = [], [], []
     for table in tables.values():
         per_response: list[list[Any]] = [[] for _ in table.responses]
+        flags: list[list[bool]] = [[] for _ in table.responses]
         for a in range(table.n_atoms):
-            from creagraph.tig.schema import ATOM_TYPES, Atom
-
             kind = ATOM_TYPES[int(table.form_type[table.atom_form[a]])]
             per_response[int(table.atom_response[a])].append(Atom(kind, table.atom_text[a]))
+            flags[int(table.atom_response[a])].append(bool(table.atom_from_brief[a]))
         all_responses.extend(table.responses)
         all_atoms.extend(per_response)
-    write_atoms(out / "atoms.jsonl", all_responses, all_atoms)
+        all_flags.extend(flags)
+    write_atoms(out / "atoms.jsonl", all_responses, all_atoms, all_flags)
     canonical_rows: list[dict[str, Any]] = []
     (out / "graphs").mkdir(exist_ok=True)
     for task_id, table in progress(tables.items(), total=len(tables), desc="graphs",

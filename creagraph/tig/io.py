@@ -246,10 +246,21 @@ def write_atoms(
     path: str | os.PathLike[str],
     responses: Sequence[Response],
     atoms: Sequence[Sequence[Atom]],
+    from_brief: Sequence[Sequence[bool]] | None = None,
 ) -> int:
-    """Write per-response atoms in the pre-extracted format (with task/model context)."""
+    """Write per-response atoms in the pre-extracted format (with task/model context).
+
+    ``from_brief`` (parallel to ``atoms``) adds ``"from_brief": true`` to atoms that
+    restate the brief (SPEC §4.9); readers ignore the flag and recompute it.
+    """
     if len(responses) != len(atoms):
         raise ValueError("responses and atoms must have the same length")
+    flags = from_brief if from_brief is not None else [[False] * len(a) for a in atoms]
+
+    def atom_dicts(found: Sequence[Atom], marks: Sequence[bool]) -> list[dict[str, Any]]:
+        return [{**a.to_dict(), "from_brief": True} if mark else a.to_dict()
+                for a, mark in zip(found, marks, strict=True)]
+
     rows = (
         {
             "response_id": r.response_id,
@@ -257,8 +268,8 @@ def write_atoms(
             "model": r.model,
             "sample": r.sample,
             "core_idea": r.core_idea,
-            "atoms": [a.to_dict() for a in found],
+            "atoms": atom_dicts(found, marks),
         }
-        for r, found in zip(responses, atoms, strict=True)
+        for r, found, marks in zip(responses, atoms, flags, strict=True)
     )
     return write_jsonl(path, rows)

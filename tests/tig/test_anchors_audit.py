@@ -154,3 +154,93 @@ def test_leakage_check(calm_table):
     problems = leakage_violations(relabelled, models)
     assert any("candidate model(s) ['m2'] in the reference models" in p for p in problems)
     assert any("of candidate 'm2' in provenance" in p for p in problems)
+
+
+def test_anchor_wording_follows_the_task_kind():
+    from creagraph.tig.brief import brief_concept, task_kind
+
+    brief = "What is a surprising use for a BRICK?"
+    assert task_kind(brief) == "use" and brief_concept(brief) == "brick"
+    text = anchor_text("carrier", ["doorstop", "paperweight"], concept="a brick", kind="use")
+    assert "use for a brick" in text and "carrier" not in text
+    visual = anchor_text("carrier", ["plants"], concept="calm")
+    assert "carrier of calm" in visual
+    with pytest.raises(ValueError, match="task kind"):
+        anchor_text("carrier", ["x"], kind="poem")
+
+
+def test_plants_and_leaves_form_one_cluster_with_coherence(embedder, offline_extractor):
+    """SPEC §4.7's example: the calm population's plants/leaves (5 of 6 models) are one
+    cluster at the default threshold, its top cliché, with its coherence in the output."""
+    from creagraph.tig.population import build_atom_tables, build_population
+
+    tables = build_atom_tables(calm_population(), offline_extractor, embedder,
+                               show_progress=False)
+    population = build_population(tables["calm"])
+    top = max(population.clusters, key=lambda c: c.cliche_score)
+    assert top.type == "carrier" and len(top.models) >= 5
+    assert any("plant" in label for label in top.labels)
+    assert any("leaves" in label for label in top.labels)
+    plant_clusters = {population.node_cluster[i] for i, c in enumerate(population.canonical)
+                      if c.label in ("potted plant", "leaves", "soft green leaves")}
+    assert len(plant_clusters) == 1
+    assert top.to_dict()["coherence"] == top.convergence > 0.5
+    anchors = anchors_for_population(population, top_k=5, concept="calm")
+    assert anchors[0].cluster_id == top.id and anchors[0].to_dict()["coherence"] > 0.5
+
+
+def _restates(anchor, brief):
+    from creagraph.tig.brief import brief_terms, is_from_brief
+
+    return any(is_from_brief(label, brief_terms(brief)) for label in anchor.labels[:3])
+
+
+def test_no_top_anchor_restates_the_brief_spec_examples(embedder, offline_extractor):
+    from creagraph.tig.l2mo import l2mo_results
+    from creagraph.tig.population import build_atom_tables
+
+    ideas = {
+        f"m{i}": [
+            "A clock whose numbers grow like leaves on a tree trunk.",
+            "A tree with clock faces hanging from its branches like fruit.",
+            f"A clock tree shedding its {kind} in autumn wind.",
+        ]
+        for i, kind in enumerate(["hands", "gears", "numbers", "springs", "bells"])
+    }
+    fuse = "Create a visual concept that fuses a clock and a tree."
+    responses = [r.__class__(**{**r.to_dict(), "task_id": "fuse", "brief": fuse,
+                                "response_id": ""})
+                 for r in calm_population(ideas, task_id="fuse")]
+    tables = build_atom_tables(calm_population() + responses, offline_extractor, embedder,
+                               show_progress=False)
+    results = list(l2mo_results(tables, top_k=5, show_progress=False))
+    assert {r.task_id for r in results} == {"calm", "fuse"}
+    briefs = {"calm": calm_population()[0].brief, "fuse": fuse}
+    for result in results:
+        assert result.anchors
+        for anchor in result.anchors[:5]:
+            assert not _restates(anchor, briefs[result.task_id]), anchor.text
+            assert "calm or" not in anchor.text and "relying on calm" not in anchor.text
+
+
+def test_no_top_anchor_restates_noveltybench_briefs(embedder, offline_extractor):
+    """NoveltyBench curated prompts (real generations; 8 models keep it quick): no top-5
+    anchor of any comparison restates the prompt (e.g. "Alice, Bob or Mallory")."""
+    from creagraph.tig.adapters import load_noveltybench_curated
+    from creagraph.tig.l2mo import l2mo_results
+    from creagraph.tig.population import build_atom_tables
+
+    responses = load_noveltybench_curated(task_ids=["curated-10", "curated-1", "curated-22"])
+    models = sorted({r.model for r in responses})[:8]
+    responses = [r for r in responses if r.model in models]
+    briefs = {r.task_id: r.brief for r in responses}
+    tables = build_atom_tables(responses, offline_extractor, embedder, show_progress=False)
+    count = 0
+    for result in l2mo_results(tables, top_k=5, show_progress=False):
+        for anchor in result.anchors[:5]:
+            count += 1
+            assert not _restates(anchor, briefs[result.task_id]), anchor.text
+            for name in ("alice", "bob", "mallory"):
+                if result.task_id == "curated-10":
+                    assert name not in [label.casefold() for label in anchor.labels[:3]]
+    assert count > 0
