@@ -208,9 +208,21 @@ def _score_model(table: AtomTable, model: str, idea_vectors: np.ndarray,
     from_brief = table.atom_from_brief
     if len(from_brief) != table.n_atoms:
         from_brief = np.zeros(table.n_atoms, dtype=bool)
+    own_atoms = np.flatnonzero(table.response_model[table.atom_response] == model_id)
     atoms_of: dict[int, list[int]] = {}
-    for a, r in enumerate(table.atom_response.tolist()):
-        atoms_of.setdefault(r, []).append(a)
+    for a in own_atoms.tolist():
+        atoms_of.setdefault(int(table.atom_response[a]), []).append(a)
+    # nearest reference canonical atom of every own atom: one blockwise product
+    best_node = np.zeros(table.n_atoms, dtype=np.int64)
+    best_sim = np.zeros(table.n_atoms)
+    if len(node_vectors) and len(own_atoms):
+        nodes_t = np.ascontiguousarray(node_vectors.T, dtype=np.float32)
+        for start in range(0, len(own_atoms), score_config.block):
+            chunk = own_atoms[start : start + score_config.block]
+            sims = table.form_vectors[table.atom_form[chunk]].astype(np.float32) @ nodes_t
+            best = sims.argmax(axis=1)
+            best_node[chunk] = best
+            best_sim[chunk] = sims[np.arange(len(chunk)), best]
     scores = []
     threshold = config.similarity_threshold
     for row, r in enumerate(own.tolist()):
@@ -218,22 +230,15 @@ def _score_model(table: AtomTable, model: str, idea_vectors: np.ndarray,
         atom_records: list[dict[str, Any]] = []
         hits: list[float] = []
         hit_clusters: dict[int, None] = {}
-        atoms = atoms_of.get(r, [])
-        content = [a for a in atoms if not from_brief[a]]
-        if content and len(node_vectors):
-            vectors = table.form_vectors[table.atom_form[content]].astype(np.float32)
-            sims = vectors @ node_vectors.T
-            best = sims.argmax(axis=1)
-        for a in atoms:
+        for a in atoms_of.get(r, []):
             record: dict[str, Any] = {
                 "text": table.atom_text[a],
                 "type": ATOM_TYPES[int(table.form_type[table.atom_form[a]])],
                 "from_brief": bool(from_brief[a]),
             }
             if not from_brief[a] and len(node_vectors):
-                i = content.index(a)
-                node = int(best[i])
-                similarity = round(float(sims[i, node]), 6)
+                node = int(best_node[a])
+                similarity = round(float(best_sim[a]), 6)
                 record["nearest"] = {"label": population.canonical[node].label,
                                      "type": population.canonical[node].type,
                                      "similarity": similarity}
