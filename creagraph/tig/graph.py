@@ -9,7 +9,10 @@ Nodes are canonical atoms. Three kinds of edges, each an :class:`EdgeList` row:
 * ``relation`` — a typed relation between atoms of one response, following
   :data:`~creagraph.tig.schema.RELATION_RULES` (motif *supports* purpose, mechanism
   *realises* carrier, …); the edge runs from the rule's source type to its target type;
-  weight = number of responses.
+  weight = number of responses. Populations carry these only where an extractor gave a
+  relation (none of the current backends does); :func:`relation_edges` derives the
+  rule-typed view of co-occurrences for export, never as extra graph edges, since it would
+  count each pair twice in centrality.
 
 Edges come out sorted by (kind, source, target, relation), so equal populations give equal
 graphs. :func:`to_igraph` builds an undirected igraph multigraph (edge attributes ``kind``,
