@@ -7,7 +7,9 @@ task's Typed Idea Graph (:mod:`~creagraph.tig.graph`), cluster each type with Le
 and turn the top ones into checklist anchors (:mod:`~creagraph.tig.anchors`) — for model
 comparisons always from a leave-two-models-out reference population
 (:mod:`~creagraph.tig.l2mo`) — with audit records for human review
-(:mod:`~creagraph.tig.audit`).
+(:mod:`~creagraph.tig.audit`); score each response's novelty against the other models'
+responses (:mod:`~creagraph.tig.score`), leaving out atoms that restate the brief
+(:mod:`~creagraph.tig.brief`).
 
 Typical use::
 
@@ -26,6 +28,17 @@ from typing import Any
 #: public name → defining module; imported on first use so that `creagraph --help`
 #: (which loads ``creagraph.tig.cli``) does not pay for numpy, scipy or igraph.
 _EXPORTS: dict[str, str] = {
+    "ResponseScore": "creagraph.tig.score",
+    "ScoreConfig": "creagraph.tig.score",
+    "ScoreRun": "creagraph.tig.score",
+    "novelty_value": "creagraph.tig.score",
+    "score_responses": "creagraph.tig.score",
+    "score_tables": "creagraph.tig.score",
+    "write_scores": "creagraph.tig.score",
+    "brief_terms": "creagraph.tig.brief",
+    "brief_concept": "creagraph.tig.brief",
+    "is_from_brief": "creagraph.tig.brief",
+    "task_kind": "creagraph.tig.brief",
     "ATOM_TYPES": "creagraph.tig.schema",
     "Atom": "creagraph.tig.schema",
     "AtomExtractor": "creagraph.tig.atoms",
@@ -94,6 +107,17 @@ _EXPORTS: dict[str, str] = {
 
 
 __all__ = [
+    "ResponseScore",
+    "ScoreConfig",
+    "ScoreRun",
+    "novelty_value",
+    "score_responses",
+    "score_tables",
+    "write_scores",
+    "brief_terms",
+    "brief_concept",
+    "is_from_brief",
+    "task_kind",
     "ATOM_TYPES",
     "RELATION_RULES",
     "TYPE_DESCRIPTIONS",

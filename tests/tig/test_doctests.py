@@ -3,8 +3,8 @@ import importlib
 
 import pytest
 
-MODULES = ["adapters", "anchors", "atoms", "audit", "canonical", "cliche", "cluster",
-           "evaluation", "graph", "io", "l2mo", "schema"]
+MODULES = ["adapters", "anchors", "atoms", "audit", "brief", "canonical", "cliche", "cluster",
+           "evaluation", "graph", "io", "l2mo", "schema", "score"]
 
 
 @pytest.mark.parametrize("name", MODULES)
