@@ -239,6 +239,7 @@ def run_tig_demo(out: Path | None = None, *, runs: int = 3) -> Path | None:
         load_aut_population,
     )
     from creagraph.tig.anchors import write_anchors
+    from creagraph.tig.brief import brief_concept, task_kind
     from creagraph.tig.population import build_population
 
     try:
@@ -261,7 +262,10 @@ def run_tig_demo(out: Path | None = None, *, runs: int = 3) -> Path | None:
             row["n_reference_responses"] = whole.n_responses
             clusters.append(row)
         if all(m in table.models for m in TIG_PAIR):
-            found = anchors_for_population(l2mo_population(table, TIG_PAIR), top_k=3)
+            first = table.responses[0]
+            found = anchors_for_population(
+                l2mo_population(table, TIG_PAIR), top_k=3,
+                concept=brief_concept(first.brief), kind=task_kind(first.brief, first.family))
             anchors.extend(found)
             typer.echo(
                 f"  {task}: {len(table.responses)} ideas from {len(table.models)} models; "
