@@ -25,7 +25,7 @@ Examples
 >>> task_kind("What is a surprising use for a ROPE?")
 'use'
 >>> brief_concept("What is a surprising use for a ROPE?")
-'rope'
+'a rope'
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ _USE_TASK = re.compile(
     re.IGNORECASE,
 )
 _USE_OBJECT = re.compile(
-    r"\b(?:uses?\s+(?:for|of)|do\s+with|makes?)\s+(?:an?\s+|the\s+)?([^\W\d_][\w'’ -]*?)"
+    r"\b(?:uses?\s+(?:for|of)|do\s+with|makes?)\s+((?:an?\s+|the\s+)?[^\W\d_][\w'’ -]*?)"
     r"\s*(?:[?.!,;:]|$)",
     re.IGNORECASE,
 )
@@ -176,13 +176,13 @@ def task_kind(brief: str, family: str | None = None) -> str:
 
 
 def brief_concept(brief: str, concept: str | None = None) -> str | None:
-    """The concept anchors name: ``concept`` when given; for a use task its object
-    ("rope"); for a visual brief with a single content term, that term; else ``None``.
+    """The concept anchors name: ``concept`` when given; for a use task its object with
+    its article ("a rope"); for a visual brief with a single content term, that term; else ``None``.
 
     Examples
     --------
     >>> brief_concept("List alternative uses for a brick.")
-    'brick'
+    'a brick'
     >>> brief_concept("Create a visual concept that makes calm visible.")
     'calm'
     """

@@ -160,7 +160,8 @@ def test_anchor_wording_follows_the_task_kind():
     from creagraph.tig.brief import brief_concept, task_kind
 
     brief = "What is a surprising use for a BRICK?"
-    assert task_kind(brief) == "use" and brief_concept(brief) == "brick"
+    assert task_kind(brief) == "use" and brief_concept(brief) == "a brick"
+    assert brief_concept("What is a surprising use for PANTS?") == "pants"
     text = anchor_text("carrier", ["doorstop", "paperweight"], concept="a brick", kind="use")
     assert "use for a brick" in text and "carrier" not in text
     visual = anchor_text("carrier", ["plants"], concept="calm")
