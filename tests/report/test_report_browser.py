@@ -37,7 +37,8 @@ def test_full_report_renders(chrome, scored, tig_dir, sample_files, tmp_path, ca
     cliches = next(s for s in found["sections"] if s["id"] == "cliches")["text"]
     top = max((c for c in read_jsonl(tig_dir / "clusters.jsonl")
                if c["task_id"] == "aut-brick"), key=lambda c: c["cliche_score"])
-    assert top["summary"] in cliches and "Does the idea" in cliches
+    # AUT anchors speak of uses (SPEC §4.11, issue 15)
+    assert top["summary"] in cliches and "Does the answer find a use for a brick" in cliches
 
 
 def test_minimal_report_says_not_available(chrome, scored, tmp_path):

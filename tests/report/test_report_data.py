@@ -113,7 +113,9 @@ def test_cliche_tables_from_tig_output(tig_dir):
         if g["comparison_key"] == "":
             assert scores == sorted(mine, reverse=True)[:4]
         else:  # anchors: ranked questions attached to their clusters
-            assert all(r["checklist"].startswith("Does the idea") for r in g["rows"])
+            # AUT tasks: anchors speak of uses (SPEC §4.11, issue 15)
+            assert all(r["checklist"].startswith("Does the answer find a use for")
+                       for r in g["rows"])
 
 
 def test_inputs_are_checked_at_the_boundary(tmp_path, scored):
