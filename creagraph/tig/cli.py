@@ -315,7 +315,9 @@ def anchors(
                                           help="Anchors from all models (no L2MO)."),
     top_k: int = typer.Option(5, "--top-k", help="Anchors per comparison."),
     min_models: int = typer.Option(2, "--min-models", help="Models a cliché must span."),
-    concept: str = typer.Option(None, "--concept", help="Concept named in the questions."),
+    concept: str = typer.Option(None, "--concept", help="Concept named in the "
+                                 "questions (default: read from each brief); atoms "
+                                 "restating it are left out."),
     jobs: int = typer.Option(1, "--jobs", help="Worker processes for L2MO."),
     source: str = SourceOpt,
     shared_dir: Path = SharedOpt,
