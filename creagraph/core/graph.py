@@ -191,6 +191,18 @@ class KnowledgeGraph(Protocol):
         with its members, in a deterministic order (property, then entity id)."""
         ...
 
+    def edges_between(self, a: str, b: str) -> list[Edge]:
+        """Statements linking ``a`` and ``b`` in either direction (``a → b`` and ``b → a``),
+        sorted."""
+        ...
+
+    def property_types(self, prop: str, side: Side, *, limit: int = 20) -> dict[str, int]:
+        """Classes (P31) of the entities on one side of ``prop``: class QID -> number of
+        distinct subjects (``side="subject"``) or objects (``side="object"``) of ``prop``
+        that are instances of it; the ``limit`` largest, ties broken by id (exact counts,
+        the same in every backend)."""
+        ...
+
     def degree(self, qid: str) -> int:
         """Number of statements with ``qid`` as subject or object."""
         ...

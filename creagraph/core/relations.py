@@ -73,7 +73,14 @@ class RelationLinker:
         props = properties
         if props is None:
             counts = getattr(kg, "property_counts", None)
-            props = sorted(counts()) if counts is not None else sorted(inverse_labels())
+            try:
+                props = (
+                    sorted(p for p, n in counts().items() if n > 0)
+                    if counts is not None
+                    else sorted(inverse_labels())
+                )
+            except (RuntimeError, OSError):  # a remote endpoint that cannot count them all
+                props = sorted(inverse_labels())
         inverse = inverse_labels()
         for pid in props:
             record = kg.property(pid)
@@ -117,6 +124,20 @@ class RelationLinker:
                     links.append(RelationLink(pid, direction, "embedding", float(sims[i])))
         self._cache[key] = links
         return links
+
+    def similarity(self, phrase: str, pid: str) -> float:
+        """How well ``phrase`` names property ``pid`` in either direction: 1.0 for an exact
+        match of one of its names (label, alias, inverse phrasing, phrasing rule), else the
+        best cosine similarity to them (0.0 without an embedder or when ``pid`` is not
+        among the linker's properties)."""
+        key = normalize_loose(phrase)
+        if any(link.pid == pid for link in self._exact.get(key, [])):
+            return 1.0
+        rows = [i for i, name in enumerate(self._names) if name[1] == pid]
+        if self.embedder is None or not rows or not key:
+            return 0.0
+        vectors = self._name_vectors()[rows]
+        return float(np.max(vectors @ self.embedder.encode([phrase.lower()])[0]))
 
     def same_property(self, phrase: str, other: str) -> bool:
         """Whether two phrases share an exactly-linked property (used by validity)."""

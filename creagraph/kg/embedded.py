@@ -52,7 +52,7 @@ from creagraph.core.graph import (
 from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import id_prefix, inverse_labels, rank_hits, search_text
+from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits, search_text
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
@@ -925,6 +925,38 @@ class EmbeddedKG:
         block = self._out_obj[a:b]
         j = int(np.searchsorted(block, o))
         return j < len(block) and int(block[j]) == o
+
+    def edges_between(self, a: str, b: str) -> list[Edge]:
+        i, j = self._node(a), self._node(b)
+        if i < 0 or j < 0:
+            return []
+        edges = []
+        for s, o in ((i, j), (j, i)):
+            lo, hi = int(self._out_indptr[s]), int(self._out_indptr[s + 1])
+            for k in np.flatnonzero(self._out_obj[lo:hi] == o).tolist():
+                prop = self._pid(int(self._out_prop[lo + k]))
+                edges.append(Edge(self._qid(s), prop, self._qid(o)))
+        return sorted(set(edges), key=lambda e: (id_number(e.property), e.subject, e.object))
+
+    def property_types(self, prop: str, side: Side, *, limit: int = 20) -> dict[str, int]:
+        if side not in ("subject", "object"):
+            raise ValueError(f"side must be 'subject' or 'object', not {side!r}")
+        p, p31 = self._prop(prop), self._prop("P31")
+        if p < 0 or p31 < 0:
+            return {}
+        if getattr(self, "_out_subj", None) is None:
+            self._out_subj = np.repeat(
+                np.arange(len(self._out_indptr) - 1, dtype=np.int64), np.diff(self._out_indptr)
+            )
+        mask = self._out_prop == p
+        ends = np.unique(self._out_subj[mask] if side == "subject" else self._out_obj[mask])
+        typed = self._out_prop == p31
+        sel = typed & np.isin(self._out_subj, ends)
+        classes, counts = np.unique(self._out_obj[sel], return_counts=True)
+        ranked = sorted(
+            zip(counts.tolist(), classes.tolist()), key=lambda x: (-x[0], self._qnums[x[1]])
+        )
+        return {self._qid(int(c)): int(n) for n, c in ranked[:limit]}
 
     def count_subjects(self, prop: str, obj: str) -> int:
         o = self._node(obj)

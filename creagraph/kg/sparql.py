@@ -742,6 +742,31 @@ class SparqlKG:
     def has_triple(self, subject: str, prop: str, obj: str) -> bool:
         return self._ask("ask_triple", subject=_node(subject), prop=_prop(prop), object=_node(obj))
 
+    def property_counts(self) -> dict[str, int]:
+        """Item-to-item statements per property (one ``GROUP BY`` query, cached; meant for
+        self-hosted slices — on the public endpoint it may time out)."""
+        rows = self._select("property_counts")
+        return {p: int(row["n"]) for row in rows if (p := _wdt_pid(row["p"]))}
+
+    def edges_between(self, a: str, b: str) -> list[Edge]:
+        rows = self._select("edges_between", a=_node(a), b=_node(b))
+        edges = {
+            Edge(s, p, o)
+            for row in rows
+            if (p := _wdt_pid(row["p"]))
+            and (s := _local_id(row["s"]))
+            and (o := _local_id(row["o"]))
+        }
+        return sorted(edges, key=lambda e: (id_number(e.property), e.subject, e.object))
+
+    def property_types(self, prop: str, side: Side, *, limit: int = 20) -> dict[str, int]:
+        if side not in ("subject", "object"):
+            raise ValueError(f"side must be 'subject' or 'object', not {side!r}")
+        rows = self._select(f"property_types_{side}", prop=_prop(prop))
+        counts = [(int(row["n"]), t) for row in rows if (t := _local_id(row["t"])) and is_qid(t)]
+        counts.sort(key=lambda x: (-x[0], id_number(x[1])))
+        return {t: n for n, t in counts[:limit]}
+
     def count_subjects(self, prop: str, obj: str) -> int:
         rows = self._select("count_subjects", prop=_prop(prop), object=_node(obj))
         return int(rows[0]["n"]) if rows and "n" in rows[0] else 0

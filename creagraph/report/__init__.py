@@ -9,7 +9,7 @@ Built from the plain files the jobs write — ``creagraph score`` (``queries.jso
 * distinctiveness distributions,
 * a per-relation breakdown (by the query relation ``rel_b`` every scored query carries,
   and by the source-path relation when generated queries or answer files are given),
-* grounding coverage (triples verified / absent / unlinked per model, kg judge),
+* grounding coverage (triples verified / refuted / unknown per model, kg judge),
 * the top cliché clusters per task of a TIG run.
 
 Examples

@@ -45,7 +45,7 @@ SECTIONS = (
     ("cliches", "Top cliché clusters per task"),
 )
 
-_STATUS_COLOURS = {"verified": "#2a9d4b", "absent": "#d1495b", "unlinked": "#9e9e9e"}
+_STATUS_COLOURS = {"verified": "#2a9d4b", "refuted": "#d1495b", "unknown": "#9e9e9e"}
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;padding:0 1em}
@@ -330,6 +330,7 @@ def write_report(
     has_nu = any("avg_nu" in row for row in table)
     header = [("model", True), ("queries", False)]
     header += [(f"s<sub>{g}</sub> [{level:.0%} CI]", False) for g in ("0.7", "0.9")]
+    header += [("s<sub>0.9</sub> strict / lenient", False), ("decided", False)]
     header += [("max σ", False), ("d", False), ("|U|", False)]
     if has_nu:
         header += [("avg ν", False), ("max ν", False)]
@@ -347,6 +348,9 @@ def write_report(
                 f"{_fmt(row[f's_{g}'])} [{_fmt(row[f's_{g}_ci_low'])}, "
                 f"{_fmt(row[f's_{g}_ci_high'])}]"
             )
+        cells.append(f"{_fmt(row['s_0.9_strict'])} / {_fmt(row['s_0.9_lenient'])}")
+        decided = row.get("decided_share")
+        cells.append(f"{decided:.0%}" if decided is not None else "–")
         cells += [_fmt(row["max_quality"]), _fmt(row["mean_pairwise_distance"]),
                   _fmt(row["n_kept"])]
         if has_nu:
@@ -370,6 +374,8 @@ def write_report(
         "its s<sub>0.9</sub> interval lies wholly below the interval of the model above it; "
         f"within a tier the order is not significant ({n_tiers} tier"
         f"{'s' if n_tiers != 1 else ''}). "
+        "Strict / lenient: triples the judge left unknown counted as not factual / factual "
+        "(the utility interval); decided: share of triples with a verdict. "
         f"Scored with: {html.escape('; '.join(judges))}.</p>"
         + _table(header, rows, model=[r["model"] for r in table],
                  tier=[r["tier"] for r in table])
@@ -438,9 +444,10 @@ def write_report(
         figures.append(("grounding.png", _grounding_figure(coverage)))
         parts["grounding"] = (
             "<p class='note'>Fractions of the triples in the answers the kg judge "
-            "<b>verified</b> in the knowledge graph, found <b>absent</b> (all ends linked, "
-            "no such statement) or left <b>unlinked</b> (an end or the relation could not "
-            "be linked), over the queries it judged.</p>"
+            "<b>verified</b> in the knowledge graph, <b>refuted</b> (positive evidence "
+            "against: a property with complete values, or a known negative) or left "
+            "<b>unknown</b> (an end or the relation not linked, or absent without evidence "
+            "against), over the queries it judged.</p>"
             + _table(
                 [("model", True), ("queries", False), ("triples", False)]
                 + [(s, False) for s in GROUNDING_STATUSES],

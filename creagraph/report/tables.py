@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: Triple statuses of the kg judge, in the order the report shows them.
-GROUNDING_STATUSES = ("verified", "absent", "unlinked")
+GROUNDING_STATUSES = ("verified", "refuted", "unknown")
 
 
 def bootstrap_ci(
@@ -95,7 +95,9 @@ def leaderboard(
     """Per-model means over queries with bootstrap CIs of s₀.₇ and s₀.₉, best s₀.₉ first.
 
     Columns: ``model, n_queries, s_0.7, s_0.7_ci_low, s_0.7_ci_high, s_0.9, …,
-    max_quality, mean_pairwise_distance, n_kept`` and, for models in ``distinct_summary``,
+    s_0.9_strict, s_0.9_lenient, decided_share, max_quality, mean_pairwise_distance,
+    n_kept`` (strict/lenient: unknown triples counted as not factual / factual, SPEC §3.4;
+    decided: share of triples with a known factuality) and, for models in ``distinct_summary``,
     ``avg_nu, max_nu``.
 
     Examples
@@ -115,6 +117,11 @@ def leaderboard(
             lo, hi = bootstrap_ci(values, n_resamples=n_resamples, level=level, seed=seed)
             entry[f"s_{gamma}"] = _mean(values)
             entry[f"s_{gamma}_ci_low"], entry[f"s_{gamma}_ci_high"] = lo, hi
+        for reading in ("strict", "lenient"):  # unknown triples as not factual / factual
+            entry[f"s_0.9_{reading}"] = _mean(
+                q.get(f"utility_{reading}", q["utility"])["0.9"] for q in rows
+            )
+        entry["decided_share"] = _mean(q.get("decided_share") for q in rows)
         entry["max_quality"] = _mean(q.get("max_quality") for q in rows)
         entry["mean_pairwise_distance"] = _mean(q.get("mean_pairwise_distance") for q in rows)
         entry["n_kept"] = _mean(q.get("n_kept") for q in rows)
@@ -385,18 +392,18 @@ def relation_breakdown(
 
 
 def grounding_coverage(queries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per model, the fractions of triples the kg judge verified / found absent / could
-    not link, summed over the queries it judged (``triple_status`` of queries.jsonl).
+    """Per model, the fractions of triples the kg judge verified / refuted / left unknown,
+    summed over the queries it judged (``triple_status`` of queries.jsonl).
 
     Queries judged otherwise (e.g. only ``stored`` statuses) are ignored; an empty list
     means grounding coverage is not available.
 
     Examples
     --------
-    >>> grounding_coverage([{"model": "m", "triple_status": {"verified": 1, "absent": 3}},
+    >>> grounding_coverage([{"model": "m", "triple_status": {"verified": 1, "unknown": 3}},
     ...                     {"model": "m", "triple_status": {"stored": 9}}])
-    [{'model': 'm', 'n_queries': 1, 'n_triples': 4, 'verified': 0.25, 'absent': 0.75, \
-'unlinked': 0.0}]
+    [{'model': 'm', 'n_queries': 1, 'n_triples': 4, 'verified': 0.25, 'refuted': 0.0, \
+'unknown': 0.75}]
     """
     counts: dict[str, dict[str, int]] = {}
     n_queries: dict[str, int] = {}

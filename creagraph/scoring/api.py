@@ -109,9 +109,10 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
     elif judge == "llm":
         the_judge = llm()
     else:
-        from creagraph.scoring.grounding import Grounder
+        from creagraph.scoring.grounding import Grounder, load_negatives
 
-        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker))
+        negatives = load_negatives(config.negatives) if config.negatives else ()
+        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker, negatives=negatives))
         the_judge = kg_judge if judge == "kg" else HybridJudge(kg_judge, llm())
     return Scorer(
         the_judge,
@@ -123,6 +124,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
         kg,
         ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
         **({"max_paths": config.max_paths} if config.max_paths is not None else {}),
+        unknown=getattr(config.unknown, "value", config.unknown),
     )
 
 

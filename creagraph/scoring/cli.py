@@ -36,6 +36,8 @@ _FLAGS = {
     "llm_model": "--llm-model",
     "llm_api_key_env": "--llm-api-key-env",
     "max_paths": "--max-paths",
+    "unknown": "--unknown",
+    "negatives": "--negatives",
 }
 
 
@@ -43,9 +45,7 @@ def _as_flags(message: str) -> str:
     """A library error message with parameter names spelled as this command's flags."""
     import re
 
-    return re.sub(
-        r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)], message
-    )
+    return re.sub(r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)], message)
 
 
 #: The files `creagraph score` writes in --out (the only ones --fresh deletes).
@@ -193,6 +193,20 @@ def register(app: typer.Typer) -> None:
                 "over, instead of resuming."
             ),
         ] = False,
+        unknown: Annotated[
+            str,
+            typer.Option(
+                help="Which reading of triples the graph leaves unknown fills `utility`: "
+                "strict (not factual) or lenient (factual); both are always reported."
+            ),
+        ] = "strict",
+        negatives: Annotated[
+            Path | None,
+            typer.Option(
+                help="Known false statements (TSV of subject, property, object ids, e.g. the "
+                "slice's negatives.tsv.gz): the kg judge refutes them."
+            ),
+        ] = None,
     ) -> None:
         """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -218,6 +232,8 @@ def register(app: typer.Typer) -> None:
             threads=threads,
             llm_api_key_env=llm_api_key_env,
             max_paths=max_paths,
+            unknown=unknown,
+            negatives=str(negatives.resolve()) if negatives is not None else None,
         )
         try:
             config.validate()
@@ -275,6 +291,11 @@ def register(app: typer.Typer) -> None:
                 f"  {row['model']}: s0.7 {fmt('s_0.7_mean')}  s0.9 {fmt('s_0.9_mean')}  "
                 f"max σ {fmt('max_quality_mean')}  d {fmt('mean_pairwise_distance_mean')}  "
                 f"|U| {fmt('n_kept_mean')}  ({row['n_queries']} queries){extra}"
+            )
+            typer.echo(
+                f"    unknown triples as not factual / factual: s0.9 "
+                f"{fmt('s_0.9_strict_mean')} / {fmt('s_0.9_lenient_mean')}  "
+                f"decided {fmt('decided_share_mean')}"
             )
 
     @app.command()

@@ -134,10 +134,14 @@ class ScorerConfig:
     threads: int | None = 1
     llm_api_key_env: str | None = None
     max_paths: int | None = None
+    unknown: str = "strict"
+    negatives: str | None = None
 
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
         judge, mode = _plain(self.judge), _plain(self.mode)
+        if _plain(self.unknown) not in ("strict", "lenient"):
+            raise InputError(f"unknown must be strict or lenient, not {_plain(self.unknown)!r}")
         if judge not in ("kg", "stored", "llm", "hybrid"):
             raise InputError(f"judge must be kg, stored, llm or hybrid, not {judge!r}")
         if mode not in ("paper", "published"):

@@ -1,33 +1,57 @@
-"""Grounding free-text triples in the knowledge graph (SPEC §3.4).
+"""Grounding free-text triples in the knowledge graph: verified / refuted / unknown (SPEC §3.4).
 
-Entity mentions are linked by label/alias search (exact after normalisation, then fuzzy);
-relation phrases by phrasing rules (``wikidata/relation_phrases.tsv``), property labels,
-aliases and inverse phrasings, then embedding similarity against all of them. A triple is
-checked in both directions and across the top candidates; the combination whose statement
-exists wins. Every result keeps its evidence (ids, counts, how each part was linked).
+Entity mentions are linked by :class:`~creagraph.scoring.linking.EntityLinker` (exact
+label/alias, qualifier hints, a strict fuzzy rule); relation phrases by
+:class:`~creagraph.core.relations.RelationLinker` (phrasing rules, property names, inverse
+phrasings, embedding similarity). Candidates are then ranked for the triple at hand: the
+query's own entities first, then how well each candidate's classes (P31) fit the classes
+the property's subjects or objects usually have in the graph (:meth:`property_types`).
 
-Statuses of a grounded triple:
+Verdicts (field ``status``; ``factual`` 1 / 0 / ``None``):
 
-- ``verified`` — head, relation and tail linked and the statement exists: factual = 1.
-- ``absent`` — all three linked, the statement is not in the graph: factual = 0 under
-  the closed-world reading of the graph (a slice is incomplete: the ``hybrid`` judge sends
-  these to another judge).
-- ``unlinked`` — some part could not be linked: factuality and specificity are unknown.
+- ``verified`` — a statement linking the two ends exists: as phrased, read the other way
+  round, through a declared inverse property (``wikidata/inverse_properties.tsv``) or a
+  symmetric one (``wikidata/symmetric_properties.tsv``); or an edge between the linked ends
+  whose property the phrase names well enough (similarity ≥ ``edge_min_similarity``: an
+  existing edge is strong evidence, so the bar is lower than for open linking); or, for a
+  place-valued property, a stored value located inside the claimed place (born in Brooklyn
+  verifies "born in New York City"). The evidence names the statement found and how.
+  When the phrase is exactly a name of some property (label, alias, inverse phrasing or
+  phrasing rule), only those properties are tried: embedding neighbours ("nominated for"
+  next to "award received") and other edges serve phrases that name no property exactly.
+- ``refuted`` — only with positive evidence: the triple's reading is confidently linked
+  (exact relation phrase, ends with link confidence ≥ ``min_confidence``, the claimed object
+  of the kind the property takes), the property is one whose values are complete once a
+  subject has any (partial-completeness assumption, AMIE; ``wikidata/
+  complete_properties.tsv``), the subject has values and none is the claimed object, no
+  other statement links the two ends, and for places neither contains the other; or the
+  statement is a known negative (e.g. the slice's ``negatives.tsv.gz``).
+- ``unknown`` — everything else, with the ``reason``. Specificity σ is still computed from
+  the best reading when all three parts are linked; with an end or the relation unlinked σ
+  is unknown (``None``).
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
-from creagraph.core.graph import KnowledgeGraph
+from creagraph.core.graph import Edge, KnowledgeGraph
+from creagraph.core.io import InputError
 from creagraph.core.metrics import specificity
+from creagraph.core.paths import wikidata_dir
 from creagraph.core.relations import (
     RelationLink,
     RelationLinker,
     relation_phrases,
 )
 from creagraph.core.text import normalize_loose
+from creagraph.scoring.linking import EntityLink, EntityLinker
 
 __all__ = [
     "EntityLink",
@@ -37,34 +61,98 @@ __all__ = [
     "RelationLinker",
     "Grounder",
     "relation_phrases",
+    "inverse_properties",
+    "symmetric_properties",
+    "complete_properties",
+    "containment_properties",
+    "load_negatives",
 ]
 
+Status = Literal["verified", "refuted", "unknown"]
+EXACT_RELATION_METHODS = frozenset({"rule", "label", "alias", "inverse-label"})
 
-@dataclass(frozen=True)
-class EntityLink:
-    qid: str
-    label: str | None
-    method: str  # "label", "alias", "fuzzy"
-    score: float
+
+def _rows(name: str, fields: int) -> list[list[str]]:
+    path = wikidata_dir() / name
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < fields:
+            raise ValueError(f"{path}:{lineno}: expected {fields} tab-separated fields")
+        out.append(parts)
+    return out
+
+
+@functools.cache
+def inverse_properties() -> dict[str, tuple[str, ...]]:
+    """PID -> its declared inverse PIDs (both ways), from ``wikidata/inverse_properties.tsv``."""
+    out: dict[str, set[str]] = {}
+    for a, b, *_ in _rows("inverse_properties.tsv", 2):
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {p: tuple(sorted(v)) for p, v in out.items()}
+
+
+@functools.cache
+def symmetric_properties() -> frozenset[str]:
+    """Symmetric PIDs, from ``wikidata/symmetric_properties.tsv``."""
+    return frozenset(r[0] for r in _rows("symmetric_properties.tsv", 1))
+
+
+@functools.cache
+def complete_properties() -> dict[str, str]:
+    """PID -> value kind (``place`` or ``item``) for the properties that can refute, from
+    ``wikidata/complete_properties.tsv``."""
+    return {r[0]: r[1] for r in _rows("complete_properties.tsv", 2)}
+
+
+@functools.cache
+def containment_properties() -> tuple[str, ...]:
+    """PIDs that place a location inside another (``wikidata/containment_properties.tsv``)."""
+    return tuple(r[0] for r in _rows("containment_properties.tsv", 1))
+
+
+def load_negatives(path: str | os.PathLike[str]) -> frozenset[tuple[str, str, str]]:
+    """Known false statements from a TSV (optionally gzipped) of ``subject, property,
+    object`` ids with a header line, like the slice's ``negatives.tsv.gz``."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    out = set()
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if lineno == 1 and not (parts[0].startswith("Q") and parts[0][1:].isdigit()):
+                continue  # header
+            if len(parts) < 3:
+                raise InputError(f"{path}: line {lineno}: expected subject, property, object")
+            out.add((parts[0], parts[1], parts[2]))
+    return frozenset(out)
 
 
 @dataclass
 class TripleGrounding:
     """Evidence and verdict for one triple."""
 
-    status: Literal["verified", "absent", "unlinked"]
+    status: Status
+    reason: str
     subject: str | None = None
     property: str | None = None
     object: str | None = None
     class_size_subjects: int | None = None
     class_size_objects: int | None = None
     specificity: int | None = None
-    factual: float | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    factual: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.factual = {"verified": 1.0, "refuted": 0.0}.get(self.status)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
+            "reason": self.reason,
             "ids": [self.subject, self.property, self.object],
             "class_sizes": [self.class_size_subjects, self.class_size_objects],
             "specificity": self.specificity,
@@ -73,51 +161,159 @@ class TripleGrounding:
         }
 
 
-class EntityLinker:
-    """Link entity mentions to QIDs: exact label/alias (normalised), then fuzzy ≥ ``min_fuzzy``."""
-
-    def __init__(self, kg: KnowledgeGraph, *, candidates: int = 3, min_fuzzy: float = 90.0):
-        self.kg = kg
-        self.candidates = candidates
-        self.min_fuzzy = min_fuzzy
-        self._cache: dict[str, list[EntityLink]] = {}
-
-    def link(self, mention: str) -> list[EntityLink]:
-        """Up to ``candidates`` links, best first (empty when nothing matches)."""
-        key = normalize_loose(mention)
-        if key in self._cache:
-            return self._cache[key]
-        links: list[EntityLink] = []
-        if key:
-            hits = self.kg.search(
-                mention, limit=self.candidates, fuzzy=True, min_score=self.min_fuzzy
-            )
-            exact = [h for h in hits if h.exact]
-            chosen = exact or [h for h in hits if h.score >= self.min_fuzzy]
-            links = [
-                EntityLink(h.id, h.label, h.kind if h.exact else "fuzzy", h.score) for h in chosen
-            ]
-        self._cache[key] = links
-        return links
+def _link_dict(link: EntityLink, confidence: float) -> dict[str, Any]:
+    return {"qid": link.qid, "method": link.method, "confidence": round(confidence, 3)}
 
 
 class Grounder:
-    """Ground triples in a knowledge graph: link, check existence, count class sizes."""
+    """Ground triples in a knowledge graph: link, look for the statement, decide, count.
 
-    def __init__(self, kg: KnowledgeGraph, entities: EntityLinker, relations: RelationLinker):
+    Parameters
+    ----------
+    kg : KnowledgeGraph
+        Any backend; only protocol methods are used, so every backend gives the same verdicts.
+    entities, relations : linkers
+    negatives : set of (s, p, o), optional
+        Known false statements (:func:`load_negatives`).
+    min_confidence : float
+        Link confidence both ends need before a triple can be refuted.
+    edge_min_similarity : float
+        How well the phrase must name the property of an existing edge between the ends.
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        entities: EntityLinker,
+        relations: RelationLinker,
+        *,
+        negatives: Iterable[tuple[str, str, str]] = (),
+        min_confidence: float = 0.9,
+        edge_min_similarity: float = 0.45,
+        candidates: int = 3,
+    ):
         self.kg = kg
         self.entities = entities
         self.relations = relations
-        self._cache: dict[tuple[str, str, str], TripleGrounding] = {}
+        self.negatives = frozenset(negatives)
+        self.min_confidence = min_confidence
+        self.edge_min_similarity = edge_min_similarity
+        self.candidates = candidates
+        self._cache: dict[tuple, TripleGrounding] = {}
+        self._types: dict[tuple[str, str], dict[str, int]] = {}
+        self._classes: dict[str, tuple[str, ...]] = {}
+        self._up: dict[str, frozenset[str]] = {}
 
-    def ground(self, head: str, relation: str, tail: str) -> TripleGrounding:
-        key = (normalize_loose(head), normalize_loose(relation), normalize_loose(tail))
+    # -- public ---------------------------------------------------------------------
+    def ground(
+        self, head: str, relation: str, tail: str, context: Mapping[str, str] | None = None
+    ) -> TripleGrounding:
+        """Verdict and evidence for ``(head, relation, tail)``.
+
+        ``context`` maps normalised names of the query's own entities to their QIDs
+        (:func:`query_context`); a mention with that name links to that id first.
+        """
+        ctx = context or {}
+        hk, rk, tk = normalize_loose(head), normalize_loose(relation), normalize_loose(tail)
+        key = (hk, rk, tk, ctx.get(hk), ctx.get(tk))
         if key not in self._cache:
-            self._cache[key] = self._ground(head, relation, tail)
+            self._cache[key] = self._ground(head, relation, tail, ctx)
         return self._cache[key]
 
-    def _ground(self, head: str, relation: str, tail: str) -> TripleGrounding:
-        heads, tails = self.entities.link(head), self.entities.link(tail)
+    # -- graph facts, cached --------------------------------------------------------
+    def property_profile(self, pid: str, side: str) -> dict[str, int]:
+        if (pid, side) not in self._types:
+            self._types[(pid, side)] = self.kg.property_types(pid, side, limit=20)  # type: ignore[arg-type]
+        return self._types[(pid, side)]
+
+    def classes(self, qid: str) -> tuple[str, ...]:
+        if qid not in self._classes:
+            self._classes[qid] = tuple(e.object for e in self.kg.out_edges(qid, "P31"))
+        return self._classes[qid]
+
+    def type_fit(self, qid: str, pid: str, side: str) -> float:
+        """How typical ``qid``'s classes are for the ``side`` of ``pid``: the count of its
+        most common matching class over the property's most common class (0–1)."""
+        profile = self.property_profile(pid, side)
+        if not profile:
+            return 0.0
+        top = max(profile.values())
+        return max((profile.get(c, 0) / top for c in self.classes(qid)), default=0.0)
+
+    def _ancestors(self, qid: str, hops: int = 3) -> frozenset[str]:
+        """Places that contain ``qid`` (containment properties followed up to ``hops``)."""
+        if qid not in self._up:
+            seen: set[str] = set()
+            frontier = {qid}
+            for _ in range(hops):
+                nxt = set()
+                for q in sorted(frontier):
+                    for p in containment_properties():
+                        nxt.update(e.object for e in self.kg.out_edges(q, p))
+                frontier = nxt - seen - {qid}
+                seen |= frontier
+            self._up[qid] = frozenset(seen)
+        return self._up[qid]
+
+    # -- linking --------------------------------------------------------------------
+    def _link(self, mention: str, ctx: Mapping[str, str]) -> list[EntityLink]:
+        links = list(self.entities.link(mention))
+        qid = ctx.get(normalize_loose(mention))
+        if qid is not None:
+            links = [EntityLink(qid, None, "query", 100.0, 1.0)] + [
+                link for link in links if link.qid != qid
+            ]
+        return links[: self.candidates]
+
+    def _rank(self, links: list[EntityLink], pid: str, side: str):
+        """Order candidates for one end of a reading; return ``[(link, confidence)]``."""
+        if not links:
+            return []
+        keyed = [
+            (link.method == "query", link.confidence, round(self.type_fit(link.qid, pid, side), 3))
+            for link in links
+        ]
+        order = sorted(
+            range(len(links)), key=lambda i: (keyed[i][0], keyed[i][2], keyed[i][1]), reverse=True
+        )
+        out = []
+        for rank, i in enumerate(order):
+            conf = links[i].confidence
+            if rank == 0 and len(order) > 1 and links[i].method != "fuzzy":
+                second = keyed[order[1]]
+                # a candidate singled out by the query or by its type is confidently linked
+                if keyed[i][0] and not second[0]:
+                    conf = 1.0
+                elif keyed[i][2] >= 0.5 and second[2] < 0.5 * keyed[i][2]:
+                    conf = max(conf, 0.9)
+            out.append((links[i], conf))
+        return out
+
+    # -- finding statements ---------------------------------------------------------
+    def _find(self, s: str, pid: str, o: str) -> tuple[Edge, str] | None:
+        """A statement saying ``(s, pid, o)``: as stated, symmetric, through an inverse,
+        or read the other way round."""
+        kg = self.kg
+        if kg.has_triple(s, pid, o):
+            return Edge(s, pid, o), "stated"
+        if pid in symmetric_properties() and kg.has_triple(o, pid, s):
+            return Edge(o, pid, s), "symmetric"
+        for inv in inverse_properties().get(pid, ()):
+            if kg.has_triple(o, inv, s):
+                return Edge(o, inv, s), f"inverse:{inv}"
+        if kg.has_triple(o, pid, s):
+            return Edge(o, pid, s), "reversed"
+        for inv in inverse_properties().get(pid, ()):
+            if kg.has_triple(s, inv, o):
+                return Edge(s, inv, o), f"reversed-inverse:{inv}"
+        return None
+
+    def _ends(self, h: str, t: str, r: RelationLink) -> tuple[str, str]:
+        return (h, t) if r.direction == "forward" else (t, h)
+
+    # -- the verdict ----------------------------------------------------------------
+    def _ground(self, head: str, relation: str, tail: str, ctx) -> TripleGrounding:
+        heads, tails = self._link(head, ctx), self._link(tail, ctx)
         rels = self.relations.link(relation)
         evidence: dict[str, Any] = {
             "backend": f"kg:{getattr(self.kg, 'backend', type(self.kg).__name__)}",
@@ -125,39 +321,168 @@ class Grounder:
             "tail_candidates": [t.qid for t in tails],
             "relation_candidates": [f"{r.pid}:{r.direction}" for r in rels],
         }
-        if not heads or not tails or not rels:
-            missing = [
-                n for n, c in (("head", heads), ("relation", rels), ("tail", tails)) if not c
-            ]
-            evidence["unlinked"] = missing
-            return TripleGrounding("unlinked", evidence=evidence)
-        for r in rels:
+        if not heads or not tails:
+            missing = [n for n, c in (("head", heads), ("tail", tails)) if not c]
+            evidence["unlinked"] = missing + ([] if rels else ["relation"])
+            return TripleGrounding(
+                "unknown", f"{' and '.join(missing)} not linked", evidence=evidence
+            )
+        # an exact name of a property is authoritative: embedding neighbours ("nominated
+        # for" for "award received") and other edges are only tried for phrases without one
+        exact = [r for r in rels if r.method in EXACT_RELATION_METHODS]
+        # 1. the statement, in any direction, through inverses or symmetry
+        for r in exact or rels:
             for h in heads:
                 for t in tails:
-                    s, o = (h, t) if r.direction == "forward" else (t, h)
-                    if self.kg.has_triple(s.qid, r.pid, o.qid):
-                        return self._scored("verified", s, r, o, evidence)
-        # No candidate statement exists: report the best-ranked reading as absent.
-        h, t, r = heads[0], tails[0], rels[0]
-        s, o = (h, t) if r.direction == "forward" else (t, h)
-        return self._scored("absent", s, r, o, evidence)
+                    s, o = self._ends(h.qid, t.qid, r)
+                    found = self._find(s, r.pid, o)
+                    if found is not None:
+                        edge, via = found
+                        return self._verified(edge, via, r.method, h, t, evidence, ctx)
+        # 2. an edge between the linked ends that the phrase names well enough
+        best: tuple[float, Edge, EntityLink, EntityLink] | None = None
+        for h in heads if not exact else ():
+            for t in tails:
+                for edge in self.kg.edges_between(h.qid, t.qid):
+                    sim = self.relations.similarity(relation, edge.property)
+                    if sim >= self.edge_min_similarity and (best is None or sim > best[0]):
+                        best = (sim, edge, h, t)
+        if best is not None:
+            sim, edge, h, t = best
+            evidence["relation_similarity"] = round(sim, 3)
+            return self._verified(edge, "edge", "edge", h, t, evidence, ctx)
+        if not rels:
+            evidence["unlinked"] = ["relation"]
+            return TripleGrounding("unknown", "relation not linked", evidence=evidence)
+        # 3. the best reading: refuted with positive evidence, else unknown
+        r, (h, hc), (t, tc) = self._reading(heads, tails, rels)
+        s, o = self._ends(h.qid, t.qid, r)
+        sc, oc = (hc, tc) if r.direction == "forward" else (tc, hc)
+        evidence["links"] = {
+            "head": _link_dict(h, hc),
+            "relation": {
+                "pid": r.pid,
+                "direction": r.direction,
+                "method": r.method,
+                "score": round(r.score, 3),
+            },
+            "tail": _link_dict(t, tc),
+        }
+        # place-valued claims at another granularity
+        kind = complete_properties().get(r.pid)
+        values = [e.object for e in self.kg.out_edges(s, r.pid)] if kind else []
+        objects = [link.qid for link in (tails if r.direction == "forward" else heads)]
+        if kind == "place":
+            for cand in objects:
+                for v in values:
+                    if cand in self._ancestors(v):
+                        edge = Edge(s, r.pid, v)
+                        evidence["contained_in"] = cand
+                        return self._verified(edge, "contained", r.method, h, t, evidence, ctx)
+        if (s, r.pid, o) in self.negatives:
+            return self._scored("refuted", "a known negative statement", s, r, o, evidence)
+        reason = self._refutation(s, r, o, sc, oc, values, kind, objects)
+        if reason is not None:
+            evidence["values"] = values
+            return self._scored("refuted", reason, s, r, o, evidence)
+        why = (
+            f"{r.pid} is not a property whose values are complete"
+            if kind is None
+            else "not in the graph, without evidence against it"
+        )
+        return self._scored("unknown", f"absent: {why}", s, r, o, evidence)
 
-    def _scored(self, status, s: EntityLink, r: RelationLink, o: EntityLink, evidence):
-        n_subjects = self.kg.count_subjects(r.pid, o.qid)
-        n_objects = self.kg.count_objects(s.qid, r.pid)
+    def _reading(self, heads, tails, rels):
+        """The most plausible (relation, head, tail) reading: exact relation links first,
+        then the type fit of both ends."""
+        scored = []
+        for i, r in enumerate(rels):
+            s_side, o_side = (
+                ("subject", "object") if r.direction == "forward" else ("object", "subject")
+            )
+            hr, tr = self._rank(heads, r.pid, s_side), self._rank(tails, r.pid, o_side)
+            fit = self.type_fit(hr[0][0].qid, r.pid, s_side) * self.type_fit(
+                tr[0][0].qid, r.pid, o_side
+            )
+            scored.append(
+                ((r.method in EXACT_RELATION_METHODS, round(fit, 3), -i), r, hr[0], tr[0])
+            )
+        scored.sort(key=lambda x: x[0], reverse=True)
+        _, r, h, t = scored[0]
+        return r, h, t
+
+    def _refutation(self, s, r, o, sc, oc, values, kind, objects) -> str | None:
+        """Why the reading ``(s, r, o)`` is refuted, or ``None``. Every candidate of the
+        claimed object must be contradicted too (a homonymous place is no refutation)."""
+        if kind is None or not values or r.method not in EXACT_RELATION_METHODS:
+            return None
+        if min(sc, oc) < self.min_confidence:
+            return None
+        if self.type_fit(o, r.pid, "object") < 0.5:
+            return None  # the claimed object is not the kind of thing the property takes
+        for cand in [o, *objects]:
+            if self.kg.edges_between(s, cand):
+                return None  # the ends are related some other way: the phrase may be mislinked
+            if kind == "place" and any(v in self._ancestors(cand) for v in values):
+                return None  # the claim is more precise than the graph
+        return (
+            f"{r.pid} has complete values for {s} (partial-completeness assumption): "
+            f"{', '.join(values)}, not {o}"
+        )
+
+    def _verified(self, edge: Edge, via: str, method: str, h, t, evidence, ctx) -> TripleGrounding:
+        heads = self._rank([h], edge.property, "subject")
+        tails = self._rank([t], edge.property, "object")
         evidence = {
             **evidence,
-            "link_methods": [s.method, r.method, o.method],
-            "relation_direction": r.direction,
+            "statement": list(edge.as_tuple()),
+            "via": via,
+            "links": {
+                "head": _link_dict(h, heads[0][1]),
+                "relation": {"pid": edge.property, "method": method},
+                "tail": _link_dict(t, tails[0][1]),
+            },
         }
+        r = RelationLink(edge.property, "forward", method, 1.0)
+        return self._scored(
+            "verified", f"statement found ({via})", edge.subject, r, edge.object, evidence
+        )
+
+    def _scored(self, status: Status, reason: str, s: str, r: RelationLink, o: str, evidence):
+        n_subjects = self.kg.count_subjects(r.pid, o)
+        n_objects = self.kg.count_objects(s, r.pid)
         return TripleGrounding(
             status,
-            s.qid,
+            reason,
+            s,
             r.pid,
-            o.qid,
+            o,
             n_subjects,
             n_objects,
             specificity(max(n_subjects, n_objects)),
-            1.0 if status == "verified" else 0.0,
             evidence,
         )
+
+
+def query_context(
+    extra: Mapping[str, Any], entity_a: str | None, entity_b: str | None
+) -> dict[str, str]:
+    """Normalised names of a query's own entities -> QIDs: generated queries'
+    ``entity_a_id``/``entity_b_id``, or the published rows' source path
+    (``triple1``… with ``triple1_labels``…)."""
+    out: dict[str, str] = {}
+    for name, key in ((entity_a, "entity_a_id"), (entity_b, "entity_b_id")):
+        qid = extra.get(key)
+        if name and isinstance(qid, str):
+            out.setdefault(normalize_loose(name), qid)
+    for i in range(1, 6):
+        ids, labels = extra.get(f"triple{i}"), extra.get(f"triple{i}_labels")
+        if not (
+            isinstance(ids, list) and isinstance(labels, list) and len(ids) == len(labels) == 3
+        ):
+            continue
+        for pos in (0, 2):
+            qid, label = ids[pos], labels[pos]
+            if isinstance(qid, str) and qid.startswith("Q") and isinstance(label, str) and label:
+                out.setdefault(normalize_loose(label), qid)
+    return out

@@ -8,7 +8,7 @@ All judges implement :class:`Judge`: ``judge(row, path_index, triples)`` returns
   ``raw_salience_scores_0`` and ``parsed_scores_factuality_0``).
 - :class:`LlmJudge` — any OpenAI-compatible chat endpoint the user configures, asked for
   the same quantities (class-size estimates for C_A and C_B, and factuality).
-- :class:`HybridJudge` — the KG where a triple is verified, another judge otherwise.
+- :class:`HybridJudge` — the KG where it decides a triple, another judge for the unknown ones.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from creagraph.core.io import InputError
 from creagraph.core.metrics import specificity
-from creagraph.scoring.grounding import Grounder
+from creagraph.scoring.grounding import Grounder, query_context
 from creagraph.scoring.inputs import AnswerRow
 
 __all__ = [
@@ -74,12 +74,13 @@ class KgJudge:
         self.grounder = grounder
 
     def judge(self, row, path_index, triples):
+        context = query_context(row.extra, row.entity_a, row.entity_b) if row is not None else {}
         out = []
         for t in triples:
             if len(t) != 3:
                 out.append(TripleJudgment(None, None, "malformed", {"backend": "kg"}))
                 continue
-            g = self.grounder.ground(*t)
+            g = self.grounder.ground(*t, context=context)
             out.append(TripleJudgment(g.specificity, g.factual, g.status, g.as_dict()))
         return out
 
@@ -401,7 +402,9 @@ def judge_errors(judgments: Sequence[TripleJudgment]) -> dict[str, int]:
 
 
 class HybridJudge:
-    """The KG judge where a triple is verified; ``fallback`` for absent/unlinked triples."""
+    """The KG judge first; only the triples it leaves ``unknown`` go to ``fallback``
+    (SPEC §3.4). A second judge's verdict fills σ and factuality of such a triple; the
+    graph's evidence stays beside it (``graph_status``, ``graph`` and ``second_judge``)."""
 
     name = "hybrid"
 
@@ -411,7 +414,26 @@ class HybridJudge:
 
     def judge(self, row, path_index, triples):
         grounded = self.kg_judge.judge(row, path_index, triples)
-        if all(j.status == "verified" for j in grounded):
+        ask = [k for k, g in enumerate(grounded) if g.status not in ("verified", "refuted")]
+        if not ask:
             return grounded
-        other = self.fallback.judge(row, path_index, triples)
-        return [g if g.status == "verified" else o for g, o in zip(grounded, other)]
+        other = self.fallback.judge(row, path_index, [triples[k] for k in ask])
+        out = list(grounded)
+        for k, o in zip(ask, other):
+            g = grounded[k]
+            out[k] = TripleJudgment(
+                o.specificity,
+                o.factual,
+                o.status,
+                {
+                    **{
+                        key: v
+                        for key, v in g.evidence.items()
+                        if key not in ("status", "specificity", "factual")
+                    },
+                    "graph_status": g.status,
+                    "graph": {"specificity": g.specificity, "factual": g.factual},
+                    "second_judge": {"status": o.status, **o.evidence},
+                },
+            )
+        return out

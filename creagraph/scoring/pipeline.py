@@ -12,10 +12,17 @@ Decisions where the SPEC is silent:
 
 - The kept set U holds paths that are structurally valid and factual, where a path is
   factual when the fraction of its triples judged factual is ≥ ``factuality_threshold``
-  (default 1.0: every triple; the published default). Unknown factuality counts as not
-  factual.
-- Quality ``f(u)`` uses σ of all triples but the last (the published rule); a path with an
-  unknown σ among those has quality 0.
+  (default 1.0: every triple; the published default).
+- Utility under unknowns is an interval (SPEC §3.4): a triple the judge leaves unknown
+  (factuality ``None``) counts as not factual in the *strict* reading and as factual in the
+  *lenient* one. Both are computed: ``utility_strict`` and ``utility_lenient`` (same
+  patience keys); ``Scorer.unknown`` (``--unknown``, default strict) picks which one fills
+  ``utility``, ``utility_curve``, ``n_kept``, ``max_quality`` and the distances.
+  ``decided_share`` is the share of the query's triples with a known factuality.
+- Quality ``f(u)`` uses σ of all triples but the last (the published rule). When an end of
+  a triple is unlinked its σ is unknown: strictly, a path with an unknown σ among those has
+  quality 0; leniently its strength is the minimum over the triples that have a σ (0 when
+  none has).
 - ``max_quality`` is the largest quality in U (0 when U is empty); distances are between
   the paths of U; ``mean_pairwise_distance`` is the transformed g, the raw 1 − cos is
   reported beside it.
@@ -41,11 +48,11 @@ import math
 import os
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -173,6 +180,7 @@ class Scorer:
     kg: Any = None
     ceiling: Any = None
     max_paths: int = MAX_PATHS_PER_ANSWER
+    unknown: UnknownReading = "strict"
     _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def _names(self, mention: str) -> tuple[str, ...]:
@@ -225,11 +233,14 @@ class Scorer:
             )
             paths = paths[: self.max_paths]
         path_records: list[dict[str, Any]] = []
-        kept_strings: list[str] = []
-        kept_quality: list[float] = []
+        # per reading of unknown triples: kept path indices, their qualities, texts
+        kept: dict[str, list[int]] = {"strict": [], "lenient": []}
+        quality_of: dict[str, dict[int, float]] = {"strict": {}, "lenient": {}}
+        texts: list[str | None] = []
         kept_grounded: list[list[list[str]] | None] = []
         status_counts: dict[str, int] = {}
         error_counts = {"unparsed": 0, "failed": 0}
+        n_triples = n_decided = 0
         for i, path in enumerate(paths):
             validity = self._validity(row, path.triples)
             judgments = self.judge.judge(row, i, path.triples) if path.triples else []
@@ -239,28 +250,30 @@ class Scorer:
                 status_counts[j.status] = status_counts.get(j.status, 0) + 1
             for kind, n in judge_errors(judgments).items():
                 error_counts[kind] += n
-            fraction = (
-                sum(1 for f in factual_flags if f is not None and f >= 1.0) / len(factual_flags)
-                if factual_flags
-                else 0.0
-            )
-            factual = bool(factual_flags) and fraction >= self.factuality_threshold
-            considered = sigmas[:-1] if len(sigmas) > 1 else sigmas
-            strength = None if any(s is None for s in considered) else path_strength(sigmas)
+            n_triples += len(judgments)
+            n_decided += sum(1 for f in factual_flags if f is not None)
             stored = self._published_stored(row, i, len(path.triples))
-            if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
-                stored_sigmas, stored_facts = stored
-                facts = [float(f) for f in stored_facts if f is not None]
-                fraction = sum(facts) / len(facts) if facts else 0.0
-                factual = bool(facts) and fraction >= self.factuality_threshold
-                sal = [int(x) for x in stored_sigmas if x is not None]
-                strength = path_strength(sal) if len(sal) == len(stored_sigmas) else None
-            quality = float(strength) if factual and strength is not None else 0.0
-            kept = validity.valid and factual
+            readings = {}
+            for reading in ("strict", "lenient"):
+                fraction = _factual_fraction(factual_flags, reading)  # type: ignore[arg-type]
+                factual = bool(factual_flags) and fraction >= self.factuality_threshold
+                strength = _strength(sigmas, reading)  # type: ignore[arg-type]
+                if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
+                    stored_sigmas, stored_facts = stored
+                    facts = [float(f) for f in stored_facts if f is not None]
+                    fraction = sum(facts) / len(facts) if facts else 0.0
+                    factual = bool(facts) and fraction >= self.factuality_threshold
+                    sal = [int(x) for x in stored_sigmas if x is not None]
+                    strength = path_strength(sal) if len(sal) == len(stored_sigmas) else None
+                quality = float(strength) if factual and strength is not None else 0.0
+                readings[reading] = (fraction, factual, strength, quality)
+                if validity.valid and factual:
+                    kept[reading].append(i)
+                    quality_of[reading][i] = quality
+            fraction, factual, strength, quality = readings[self.unknown]
             text = path_string(path.triples) if validity.valid else None
-            if kept:
-                kept_strings.append(text)
-                kept_quality.append(quality)
+            texts.append(text)
+            if validity.valid and factual:
                 verified = all(j.status == "verified" for j in judgments)
                 kept_grounded.append(
                     [j.evidence["ids"] for j in judgments] if verified and judgments else None
@@ -283,14 +296,30 @@ class Scorer:
                     "factual_fraction": fraction,
                     "factual": factual,
                     "quality": quality,
-                    "kept": kept,
+                    "kept": validity.valid and factual,
+                    "kept_strict": readings["strict"][1] and validity.valid,
+                    "kept_lenient": readings["lenient"][1] and validity.valid,
                 }
             )
-        vectors = self.embedder.encode(kept_strings) if kept_strings else np.zeros((0, 1))
-        stats = path_set_distances(kept_quality, vectors, self.mode)
-        order, mins = stats.order, stats.min_distances
-        curve = utilities_from_order(kept_quality, order, mins, CURVE_GAMMAS, self.mode)
-        reported = utilities_from_order(kept_quality, order, mins, REPORTED_GAMMAS, self.mode)
+        # embed every path either reading keeps (the lenient set holds the strict one)
+        union = sorted(set(kept["strict"]) | set(kept["lenient"]))
+        vectors = self.embedder.encode([texts[i] for i in union]) if union else np.zeros((0, 1))
+        position = {i: n for n, i in enumerate(union)}
+        results: dict[str, dict[str, Any]] = {}
+        for reading in ("strict", "lenient"):
+            idx = [position[i] for i in kept[reading]]
+            quality = [quality_of[reading][i] for i in kept[reading]]
+            sub = vectors[idx] if idx else np.zeros((0, vectors.shape[1] if union else 1))
+            stats = path_set_distances(quality, sub, self.mode)
+            order, mins = stats.order, stats.min_distances
+            results[reading] = {
+                "utility": utilities_from_order(quality, order, mins, REPORTED_GAMMAS, self.mode),
+                "curve": utilities_from_order(quality, order, mins, CURVE_GAMMAS, self.mode),
+                "quality": quality,
+                "stats": stats,
+            }
+        chosen = results[self.unknown]
+        stats = chosen["stats"]
         query = {
             "index": row.index,
             "query_key": row.query_key,
@@ -301,18 +330,29 @@ class Scorer:
             "rel_b": row.rel_b,
             "mode": self.mode,
             "judge": self.judge.name,
+            "unknown": self.unknown,
             "n_paths": len(paths),
             "n_valid": sum(1 for p in path_records if p["valid"]),
-            "n_kept": len(kept_strings),
+            "n_kept": len(kept[self.unknown]),
+            "n_kept_strict": len(kept["strict"]),
+            "n_kept_lenient": len(kept["lenient"]),
             "parse_failures": parsed.failures,
             "repairs": parsed.repairs,
-            "utility": {str(g): u for g, u in zip(REPORTED_GAMMAS, reported)},
-            "utility_curve": {f"{g:.1f}": u for g, u in zip(CURVE_GAMMAS, curve)},
-            "max_quality": max(kept_quality, default=0.0),
+            "utility": {str(g): u for g, u in zip(REPORTED_GAMMAS, chosen["utility"])},
+            "utility_strict": {
+                str(g): u for g, u in zip(REPORTED_GAMMAS, results["strict"]["utility"])
+            },
+            "utility_lenient": {
+                str(g): u for g, u in zip(REPORTED_GAMMAS, results["lenient"]["utility"])
+            },
+            "utility_curve": {f"{g:.1f}": u for g, u in zip(CURVE_GAMMAS, chosen["curve"])},
+            "max_quality": max(chosen["quality"], default=0.0),
             "mean_pairwise_distance": _finite(stats.mean_distance),
             "mean_pairwise_raw_distance": _finite(stats.mean_raw_distance),
             "triple_status": dict(sorted(status_counts.items())),
             "judge_errors": error_counts,
+            "n_triples": n_triples,
+            "decided_share": n_decided / n_triples if n_triples else None,
             "source": row.source,
             "issues": issues,
         }
@@ -322,6 +362,33 @@ class Scorer:
                 self.ceiling(ids, query["utility"], kept_grounded) if ids is not None else None
             )
         return ScoreResult(path_records, query)
+
+
+UnknownReading = Literal["strict", "lenient"]
+
+
+def _factual_fraction(flags: Sequence[float | None], reading: UnknownReading) -> float:
+    """Share of a path's triples counted factual; an unknown (``None``) counts as not
+    factual under ``strict`` and as factual under ``lenient`` (SPEC §3.4)."""
+    if not flags:
+        return 0.0
+    unknown_counts = reading == "lenient"
+    good = sum(1 for f in flags if (f is None and unknown_counts) or (f is not None and f >= 1.0))
+    return good / len(flags)
+
+
+def _strength(sigmas: Sequence[int | None], reading: UnknownReading) -> float | None:
+    """Path strength under unknown σ: the minimum over the triples that have a σ (all but
+    the final one, SPEC §3.4). Under ``strict`` a path with an unknown σ among those has no
+    strength (quality 0); under ``lenient`` the known ones decide, and a path with none
+    known has no strength."""
+    if not sigmas:
+        return path_strength(sigmas)
+    considered = list(sigmas[:-1]) if len(sigmas) > 1 else list(sigmas)
+    if reading == "strict" or all(s is not None for s in considered):
+        return None if any(s is None for s in considered) else path_strength(sigmas)
+    known = [s for s in considered if s is not None]
+    return float(min(known)) if known else None
 
 
 _SCALE = 1074  # 2**-1074 is the smallest float: every float is an integer multiple of it
@@ -370,6 +437,11 @@ _SUMMARY_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "mean_pairwise_raw_distance": lambda q: q["mean_pairwise_raw_distance"],
     "n_kept": lambda q: q["n_kept"],
     "n_paths": lambda q: q["n_paths"],
+    "s_0.7_strict": lambda q: q.get("utility_strict", q["utility"])["0.7"],
+    "s_0.9_strict": lambda q: q.get("utility_strict", q["utility"])["0.9"],
+    "s_0.7_lenient": lambda q: q.get("utility_lenient", q["utility"])["0.7"],
+    "s_0.9_lenient": lambda q: q.get("utility_lenient", q["utility"])["0.9"],
+    "decided_share": lambda q: q.get("decided_share"),
 }
 
 

@@ -46,6 +46,24 @@ def test_edges_agree(kg, sparql_kg, sample):
         assert sparql_kg.in_edges(e.object, e.property) == kg.in_edges(e.object, e.property)
 
 
+def test_edges_between_property_types_and_counts_agree(kg, sparql_kg, sample):
+    statements, _ = sample
+    for e in statements[:60]:
+        both = kg.edges_between(e.object, e.subject)
+        assert e in both and sparql_kg.edges_between(e.object, e.subject) == both
+        assert both == kg.edges_between(e.subject, e.object)
+    assert kg.edges_between("Q179051", "Q999999999") == []
+    for p in ("P161", "P19", "P47", "P69"):
+        for side in ("subject", "object"):
+            profile = kg.property_types(p, side, limit=10)
+            assert profile and sparql_kg.property_types(p, side, limit=10) == profile
+            assert list(profile.values()) == sorted(profile.values(), reverse=True)
+    assert kg.property_types("P161", "object", limit=1) == {"Q5": 4839}  # cast are humans
+    assert sparql_kg.property_counts() == {p: n for p, n in kg.property_counts().items() if n}
+    with pytest.raises(ValueError):
+        kg.property_types("P161", "both")
+
+
 def test_triples_and_class_sizes_agree(kg, sparql_kg, sample, negatives_path):
     import gzip
 

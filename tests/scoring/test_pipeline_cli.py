@@ -80,7 +80,22 @@ def test_score_kg_judge_on_a_subset(sample_files, store_dir, tmp_path):
     assert [q["index"] for q in queries] == [r["index"] for r in rows]
     assert all(q["judge"] == "kg" and q["mode"] == "paper" for q in queries)
     statuses = {j["status"] for p in read_jsonl(out / "paths.jsonl") for j in p["judgments"]}
-    assert statuses <= {"verified", "absent", "unlinked", "malformed"} and "verified" in statuses
+    assert statuses <= {"verified", "refuted", "unknown", "malformed"} and "verified" in statuses
+    # utility under unknowns is an interval: strict (unknown = not factual) fills `utility`
+    for q in queries:
+        assert q["unknown"] == "strict" and q["utility"] == q["utility_strict"]
+        assert set(q["utility_lenient"]) == set(q["utility_strict"]) == {"0.7", "0.9"}
+        assert q["n_kept_strict"] <= q["n_kept_lenient"] and 0 <= q["decided_share"] <= 1
+    assert any(q["n_kept_strict"] < q["n_kept_lenient"] for q in queries)
+    summary = (out / "summary.csv").read_text()
+    assert "s_0.9_strict_mean" in summary and "decided_share_mean" in summary
+    lenient = tmp_path / "kg-lenient"
+    args = ["score", str(src), "--model", "m1", "--judge", "kg", "--store", str(store_dir)]
+    assert main([*args, "--unknown", "lenient", "--out", str(lenient)]) == 0
+    for q, ql in zip(queries, read_jsonl(lenient / "queries.jsonl")):
+        assert ql["utility"] == ql["utility_lenient"] == q["utility_lenient"]
+        assert ql["utility_strict"] == q["utility_strict"]
+    assert main([*args, "--unknown", "maybe", "--out", str(tmp_path / "bad")]) != 0
 
 
 def test_bad_input_names_file_row_and_field(tmp_path, capsys):

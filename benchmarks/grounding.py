@@ -1,0 +1,196 @@
+"""How well the knowledge-graph judge agrees with the published LLM judge (SPEC §3.4).
+
+Run: ``.venv/bin/python benchmarks/grounding.py [--store DIR] [--rows N]``.
+
+On the shared published sample outputs (``../shared/external/create-leaderboard``), every
+triple of every parsed path is grounded in the Wikidata slice and compared with the published
+judge's stored per-triple factuality (``parsed_scores_factuality_0``, gpt-oss-120b, which agrees
+with humans at balanced accuracy 0.86 in the paper) and strength (``raw_salience_scores_0``).
+Prints:
+
+- triples decided (verified or refuted) as a share of all triples;
+- agreement with the stored factuality on decided triples; verified precision (stored = 1)
+  and refuted precision (stored = 0);
+- Spearman correlation of the graph's σ with the stored σ, on triples where the graph has σ;
+- per query, Spearman correlation of the kg judge's utility s(γ) (strict and lenient) with
+  the stored judge's utility on the same parsed paths, and how often [strict, lenient]
+  brackets the stored-judge utility.
+
+The figures are compared with ``BASELINE``: the same script run on the code before issue 14
+(commit 51a8eb5: closed world, where a linked triple that is not in the graph was "absent",
+i.e. false). The script reads both the old statuses (``absent`` counts as decided false) and
+the new ones, so re-running it on that commit reproduces the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+from creagraph.core.paths import default_slice_path, default_store_dir
+from creagraph.kg import EmbeddedKG, import_dumps
+from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+from creagraph.scoring.inputs import read_answers
+from creagraph.scoring.judges import KgJudge, StoredJudge
+from creagraph.scoring.parse import parse_answer
+from creagraph.scoring.pipeline import Scorer
+
+# Measured on commit 51a8eb5 (before issue 14) with this script: see benchmarks/RESULTS.md.
+BASELINE: dict[str, object] = {
+    "triples": 5277,
+    "statuses": {"absent": 788, "unlinked": 4044, "verified": 445},
+    "decided_share": 0.234,
+    "agreement_on_decided": 0.422,
+    "verified": 445,
+    "verified_precision": 0.901,
+    "refuted": 788,  # "absent", read as false (closed world)
+    "refuted_precision": 0.151,
+    "sigma_spearman": 0.526,
+    "sigma_pairs": 1233,
+    "queries": 80,
+    "utility_0.9_spearman_strict": 0.15,
+    "utility_0.9_spearman_lenient": 0.15,  # one reading only
+    "utility_0.9_mean_stored": 8.021,
+    "utility_0.9_mean_strict": 0.128,
+    "utility_0.9_mean_lenient": 0.128,
+    "bracketed_share": 0.212,
+}
+
+DECIDED = {"verified": 1.0, "refuted": 0.0, "absent": 0.0}
+
+
+def spearman(a, b) -> float | None:
+    """Spearman rank correlation with average ranks for ties (None under 3 pairs or no
+    variance)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 3:
+        return None
+
+    def ranks(x: np.ndarray) -> np.ndarray:
+        order = np.argsort(x, kind="stable")
+        r = np.empty(len(x))
+        r[order] = np.arange(len(x))
+        for v in np.unique(x):
+            mask = x == v
+            r[mask] = r[mask].mean()
+        return r
+
+    ra, rb = ranks(a), ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return None
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=default_store_dir())
+    parser.add_argument("--rows", type=int, default=0, help="sample rows (0: all)")
+    parser.add_argument("--gamma", default="0.9", help="patience key compared (0.7 or 0.9)")
+    parser.add_argument("--show", type=int, default=0, help="print N disagreements")
+    args = parser.parse_args()
+    samples = sorted(
+        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
+            "*.jsonl"
+        )
+    )
+    import_dumps([default_slice_path()], args.store, show_progress=False)
+    kg = EmbeddedKG(args.store)
+    rows = read_answers(samples)
+    if args.rows:
+        rows = rows[: args.rows]
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        embedder = CachedEmbedder(SentenceTransformerEmbedder(), Path(tmp) / "cache.sqlite")
+        relations = RelationLinker(kg, embedder)
+        entities = EntityLinker(kg)
+        grounder = Grounder(kg, entities, relations)
+        kg_judge = KgJudge(grounder)
+        # --- per triple ---------------------------------------------------------------
+        n = decided = agree = 0
+        verified = verified_true = refuted = refuted_false = 0
+        statuses: dict[str, int] = {}
+        sig_kg, sig_stored = [], []
+        shown = 0
+        for r in rows:
+            stored_f = r.extra["parsed_scores_factuality_0"]
+            stored_s = r.extra["raw_salience_scores_0"]
+            for i, p in enumerate(parse_answer(r.answer).paths):
+                if not p.triples or i >= len(stored_f):
+                    continue
+                for k, j in enumerate(kg_judge.judge(r, i, p.triples)):
+                    if k >= len(stored_f[i]) or stored_f[i][k] is None:
+                        continue
+                    n += 1
+                    truth = float(stored_f[i][k])
+                    statuses[j.status] = statuses.get(j.status, 0) + 1
+                    if j.specificity is not None and k < len(stored_s[i]):
+                        sig_kg.append(j.specificity)
+                        sig_stored.append(float(stored_s[i][k]))
+                    if j.status not in DECIDED:
+                        continue
+                    decided += 1
+                    verdict = DECIDED[j.status]
+                    agree += verdict == truth
+                    if j.status == "verified":
+                        verified += 1
+                        verified_true += truth == 1.0
+                    else:
+                        refuted += 1
+                        refuted_false += truth == 0.0
+                    if verdict != truth and shown < args.show:
+                        shown += 1
+                        ev = {k2: v for k2, v in j.evidence.items() if k2 != "backend"}
+                        print("DISAGREE", p.triples[k], j.status, "stored", truth, ev)
+        # --- per query utility ----------------------------------------------------------
+        stored_scorer = Scorer(StoredJudge(), embedder, "paper", 1.0, entities, relations, kg)
+        kg_scorer = Scorer(kg_judge, embedder, "paper", 1.0, entities, relations, kg)
+        u_stored, u_strict, u_lenient = [], [], []
+        bracket = 0
+        for r in rows:
+            qs = stored_scorer.score(r).query
+            qk = kg_scorer.score(r).query
+            s = qs["utility"][args.gamma]
+            lo = qk.get("utility_strict", qk["utility"])[args.gamma]
+            hi = qk.get("utility_lenient", qk["utility"])[args.gamma]
+            u_stored.append(s)
+            u_strict.append(lo)
+            u_lenient.append(hi)
+            bracket += min(lo, hi) - 1e-9 <= s <= max(lo, hi) + 1e-9
+    figures = {
+        "triples": n,
+        "statuses": dict(sorted(statuses.items())),
+        "decided_share": round(decided / n, 3) if n else None,
+        "agreement_on_decided": round(agree / decided, 3) if decided else None,
+        "verified": verified,
+        "verified_precision": round(verified_true / verified, 3) if verified else None,
+        "refuted": refuted,
+        "refuted_precision": round(refuted_false / refuted, 3) if refuted else None,
+        "sigma_spearman": _round(spearman(sig_kg, sig_stored)),
+        "sigma_pairs": len(sig_kg),
+        "queries": len(rows),
+        f"utility_{args.gamma}_spearman_strict": _round(spearman(u_strict, u_stored)),
+        f"utility_{args.gamma}_spearman_lenient": _round(spearman(u_lenient, u_stored)),
+        f"utility_{args.gamma}_mean_stored": round(float(np.mean(u_stored)), 3),
+        f"utility_{args.gamma}_mean_strict": round(float(np.mean(u_strict)), 3),
+        f"utility_{args.gamma}_mean_lenient": round(float(np.mean(u_lenient)), 3),
+        "bracketed_share": round(bracket / len(rows), 3) if rows else None,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    print(json.dumps(figures, indent=1, ensure_ascii=False))
+    if BASELINE:
+        print("baseline (commit 51a8eb5, closed world):")
+        print(json.dumps(BASELINE, indent=1))
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+if __name__ == "__main__":
+    main()
