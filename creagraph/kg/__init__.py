@@ -6,10 +6,28 @@
   from an endpoint into the same N-Triples format.
 """
 
-from creagraph.kg.embedded import EmbeddedKG, ImportResult, import_dumps
-from creagraph.kg.ntriples import ParseReport, parse_dump
-from creagraph.kg.pull import PullResult, pull_slice
-from creagraph.kg.sparql import SparqlError, SparqlKG
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from creagraph.kg.embedded import EmbeddedKG, ImportResult, import_dumps
+    from creagraph.kg.ntriples import ParseReport, parse_dump
+    from creagraph.kg.pull import PullResult, pull_slice
+    from creagraph.kg.sparql import SparqlError, SparqlKG
+
+#: public name → defining module; imported on first use so that `creagraph --help`
+#: (which loads this package's CLI) does not pay for numpy, scipy and the like.
+_EXPORTS: dict[str, str] = {
+    "EmbeddedKG": "creagraph.kg.embedded",
+    "ImportResult": "creagraph.kg.embedded",
+    "import_dumps": "creagraph.kg.embedded",
+    "ParseReport": "creagraph.kg.ntriples",
+    "parse_dump": "creagraph.kg.ntriples",
+    "PullResult": "creagraph.kg.pull",
+    "pull_slice": "creagraph.kg.pull",
+    "SparqlError": "creagraph.kg.sparql",
+    "SparqlKG": "creagraph.kg.sparql",
+}
 
 __all__ = [
     "EmbeddedKG",
@@ -32,10 +50,26 @@ def open_graph(store=None, endpoint: str | None = None, **sparql_options):
     if store is not None and endpoint is not None:
         raise ValueError("give either --store or --endpoint, not both")
     if endpoint is not None:
+        from creagraph.kg.sparql import SparqlKG
+
         return SparqlKG(endpoint, **sparql_options)
     from creagraph.core.paths import default_store_dir
+    from creagraph.kg.embedded import EmbeddedKG
 
     return EmbeddedKG(store if store is not None else default_store_dir())
 
 
 __all__ += ["open_graph"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -20,18 +20,41 @@ Examples
 2.0
 """
 
-from creagraph.report.inputs import read_distinct, read_query_relations, read_scored, read_tig
-from creagraph.report.page import SECTIONS, write_report
-from creagraph.report.tables import (
-    GROUNDING_STATUSES,
-    bootstrap_ci,
-    cliche_tables,
-    grounding_coverage,
-    leaderboard,
-    mean_curves,
-    relation_breakdown,
-    source_relations,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from creagraph.report.inputs import read_distinct, read_query_relations, read_scored, read_tig
+    from creagraph.report.page import SECTIONS, write_report
+    from creagraph.report.tables import (
+        GROUNDING_STATUSES,
+        bootstrap_ci,
+        cliche_tables,
+        grounding_coverage,
+        leaderboard,
+        mean_curves,
+        relation_breakdown,
+        source_relations,
+    )
+
+#: public name → defining module; imported on first use so that `creagraph --help`
+#: (which loads this package's CLI) does not pay for numpy, scipy and the like.
+_EXPORTS: dict[str, str] = {
+    "read_distinct": "creagraph.report.inputs",
+    "read_query_relations": "creagraph.report.inputs",
+    "read_scored": "creagraph.report.inputs",
+    "read_tig": "creagraph.report.inputs",
+    "SECTIONS": "creagraph.report.page",
+    "write_report": "creagraph.report.page",
+    "GROUNDING_STATUSES": "creagraph.report.tables",
+    "bootstrap_ci": "creagraph.report.tables",
+    "cliche_tables": "creagraph.report.tables",
+    "grounding_coverage": "creagraph.report.tables",
+    "leaderboard": "creagraph.report.tables",
+    "mean_curves": "creagraph.report.tables",
+    "relation_breakdown": "creagraph.report.tables",
+    "source_relations": "creagraph.report.tables",
+}
 
 __all__ = [
     "GROUNDING_STATUSES",
@@ -49,3 +72,16 @@ __all__ = [
     "source_relations",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -184,12 +184,12 @@ def set_threads(n: int | None) -> None:
     """
     if n is None:
         return
-    import torch
     from threadpoolctl import threadpool_limits
 
-    if torch.get_num_threads() != n:
-        torch.set_num_threads(n)
-    threadpool_limits(limits=n)
+    from creagraph.core.embeddings import set_torch_threads
+
+    set_torch_threads(n)  # now if torch is loaded, else when the model loads (not at all
+    threadpool_limits(limits=n)  # when every vector is cached)
 
 
 def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows: list) -> list:
