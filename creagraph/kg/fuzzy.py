@@ -1,0 +1,226 @@
+"""A character q-gram index that finds, among many names, every one whose rapidfuzz
+``ratio`` to a query can reach a score cutoff — a lossless filter in front of rapidfuzz.
+
+``fuzz.ratio(a, b) = 100 · (1 − d / (|a| + |b|))`` where ``d`` is the Indel distance (insertions
+and deletions). A score of at least ``c`` therefore allows at most
+``D = ⌊(|a| + |b|) · (100 − c) / 100⌋`` edits, and each edit changes at most ``q``
+of a string's q-grams, so two such strings share at least
+``max(|a|, |b|) − q + 1 − q·D`` q-grams counted with multiplicity (the q-gram lemma:
+Ukkonen 1992, *Approximate string-matching with q-grams and maximal matches*; Gravano et
+al. 2001). Names below that count cannot reach ``c``; where the bound is ≤ 0 (very short
+strings, low cutoffs) every name of that length stays a candidate. The index therefore
+returns a superset of the names rapidfuzz would accept, in their original order, and
+scoring only those gives exactly the results of scanning all names (ties included,
+since rapidfuzz breaks them by position and the order is kept).
+
+The index is a few numpy arrays built in about a second for ~10⁵ names; a query reads
+only the postings of its own q-grams within the names whose length allows the cutoff
+(names are sorted by length), skipping its most frequent q-grams as far as the bound
+allows (prefix filtering) and checking the names found against the full bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["FuzzyIndex", "NgramIndex", "length_window"]
+
+Q = 3
+#: Cutoffs below this use bigrams: there the trigram bound is ≤ 0 for most lengths.
+TRIGRAM_CUTOFF = 85.0
+
+
+def length_window(length: int, cutoff: float) -> tuple[int, int]:
+    """Shortest and longest name length whose ``ratio`` to a ``length``-character query can
+    reach ``cutoff`` (``2·min(a, b)/(a + b) ≥ cutoff/100``)."""
+    c = min(max(float(cutoff), 1.0), 100.0)
+    shortest = math.ceil(length * c / (200.0 - c) - 1e-9)
+    longest = math.floor(length * (200.0 - c) / c + 1e-9)
+    return shortest, longest
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+
+
+class NgramIndex:
+    """q-gram postings and per-name q-gram lists over ``keys`` (sorted by length).
+
+    Parameters
+    ----------
+    keys : sequence of str
+        The names to search, shortest first.
+
+    Examples
+    --------
+    >>> index = NgramIndex(["ab", "abc", "abd", "xyz"])
+    >>> index.candidates("abc", 90.0).tolist()
+    [1]
+    >>> index.candidates("abc", 80.0).tolist()  # bound ≤ 0: every length-allowed name
+    [0, 1, 2, 3]
+    """
+
+    def __init__(self, keys: Sequence[str], q: int = Q):
+        if q < 1 or q > 3:
+            raise ValueError(f"q must be 1, 2 or 3, not {q}")
+        self.q = q
+        n = len(keys)
+        self.lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=n)
+        if n and bool(np.any(np.diff(self.lengths) < 0)):
+            raise ValueError("keys must be sorted by length")
+        codes = _codes("".join(keys))
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=starts[1:])
+        owner = np.repeat(np.arange(n, dtype=np.int64), self.lengths)
+        # position p starts a q-gram when p + q - 1 is still inside the same key
+        positions = np.flatnonzero(np.arange(len(codes), dtype=np.int64) + q <= starts[owner + 1])
+        self.vocab, gram_ids = np.unique(_grams(codes, positions, q), return_inverse=True)
+        v = max(len(self.vocab), 1)
+        pair, counts = np.unique(gram_ids.reshape(-1) * max(n, 1) + owner[positions],
+                                 return_counts=True)
+        self.names = (pair % max(n, 1)).astype(np.int32)  # by (q-gram, name): lengths ascend
+        self.counts = counts.astype(np.int32)
+        self.indptr = np.zeros(v + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pair // max(n, 1), minlength=v), out=self.indptr[1:])
+        # forward lists: each name's distinct q-grams (ids) and their counts, by name
+        by_name = np.argsort(self.names, kind="stable")
+        self.fwd_grams = (pair // max(n, 1))[by_name].astype(np.int32)
+        self.fwd_counts = self.counts[by_name]
+        self.fwd_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.names, minlength=n), out=self.fwd_indptr[1:])
+        # by_length[L]: index of the first key of length ≥ L (L = 0 .. longest + 1)
+        longest = int(self.lengths[-1]) if n else 0
+        self.by_length = np.searchsorted(self.lengths, np.arange(longest + 2), "left")
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def window(self, length: int, cutoff: float) -> tuple[int, int]:
+        """Index range ``[lo, hi)`` of the keys whose length allows ``cutoff``."""
+        shortest, longest = length_window(length, cutoff)
+        lo = int(np.searchsorted(self.lengths, shortest, "left"))
+        hi = int(np.searchsorted(self.lengths, longest, "right"))
+        return lo, hi
+
+    def candidates(self, query: str, cutoff: float) -> np.ndarray:
+        """Ascending indices of every key that may have ``ratio(query, key) ≥ cutoff``:
+        those in the length window sharing at least their bound of q-grams with the query
+        (names whose bound is ≤ 0 are all kept). Never leaves out a key that reaches the
+        cutoff (see the module docstring)."""
+        q = self.q
+        la = len(query)
+        shortest, longest = length_window(la, cutoff)
+        shortest, longest = max(shortest, 0), min(longest, len(self.by_length) - 2)
+        if longest < shortest:
+            return np.zeros(0, dtype=np.int64)
+        lo, hi = int(self.by_length[shortest]), int(self.by_length[longest + 1])
+        c = min(max(float(cutoff), 1.0), 100.0)
+        sizes = np.arange(shortest, longest + 1)
+        edits = np.floor((la + sizes) * (100.0 - c) / 100.0 + 1e-6)
+        bound = (np.maximum(la, sizes) - q + 1 - q * edits).astype(np.int64)  # by length
+        kept = [
+            np.arange(self.by_length[size], self.by_length[size + 1])
+            for size in sizes[bound <= 0].tolist()
+        ]
+        if la >= q and bool(np.any(bound > 0)):
+            codes = _codes(query)
+            grams, q_counts = np.unique(
+                _grams(codes, np.arange(la - q + 1), q), return_counts=True
+            )
+            slots = np.searchsorted(self.vocab, grams)
+            ok = slots < len(self.vocab)
+            ok[ok] = self.vocab[slots[ok]] == grams[ok]
+            slots, q_counts = slots[ok], q_counts[ok]
+            # Skip the most frequent q-grams while their occurrences stay below the smallest
+            # positive bound: a qualifying name then still shares one of the others, and
+            # at least (its bound − skipped occurrences) of them.
+            least = int(bound[bound > 0].min())
+            skipped = 0
+            frequent = np.argsort(self.indptr[slots] - self.indptr[slots + 1], kind="stable")
+            use = np.ones(len(slots), dtype=bool)
+            for k in frequent.tolist():
+                if skipped + int(q_counts[k]) >= least:
+                    break
+                skipped += int(q_counts[k])
+                use[k] = False
+            parts, weights = [], []
+            for slot, count in zip(slots[use].tolist(), q_counts[use].tolist()):
+                a, b = int(self.indptr[slot]), int(self.indptr[slot + 1])
+                block = self.names[a:b]
+                i, j = np.searchsorted(block, (lo, hi))
+                if j > i:
+                    parts.append(block[i:j])
+                    weights.append(np.minimum(self.counts[a + i : a + j], count))
+            if parts:
+                shared = np.bincount(
+                    np.concatenate(parts) - lo,
+                    weights=np.concatenate(weights),
+                    minlength=hi - lo,
+                )
+                unique = np.flatnonzero(shared) + lo
+                needed = bound[self.lengths[unique] - shortest]
+                unique = unique[(needed > 0) & (shared[unique - lo] >= needed - skipped)]
+                if skipped and len(unique):
+                    unique = self._verify(unique, slots, q_counts, bound, shortest)
+                kept.append(unique)
+        if not kept:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate(kept).astype(np.int64))
+
+
+    def _verify(self, names, slots, q_counts, bound, shortest):
+        """The ``names`` sharing at least their bound of q-grams with the query (all of
+        its q-grams, ``slots`` with ``q_counts`` occurrences), from their forward lists."""
+        query_count = np.zeros(len(self.vocab), dtype=np.int64)
+        query_count[slots] = q_counts
+        starts, ends = self.fwd_indptr[names], self.fwd_indptr[names + 1]
+        spans = ends - starts
+        offsets = np.cumsum(spans) - spans
+        flat = np.repeat(starts - offsets, spans) + np.arange(int(spans.sum()))
+        shared = np.minimum(query_count[self.fwd_grams[flat]], self.fwd_counts[flat])
+        sums = np.add.reduceat(shared, offsets)  # spans ≥ 1: each name shares a q-gram
+        return names[sums >= bound[self.lengths[names] - shortest]]
+
+
+class FuzzyIndex:
+    """Trigram postings for cutoffs ≥ :data:`TRIGRAM_CUTOFF` (fewer, shorter postings),
+    bigram postings below it (a usable bound at low cutoffs); each built on first use.
+
+    Examples
+    --------
+    >>> FuzzyIndex(["ab", "abc", "abd", "xyz"]).candidates("abc", 90.0).tolist()
+    [1]
+    """
+
+    def __init__(self, keys: Sequence[str]):
+        self.keys = keys
+        self._indexes: dict[int, NgramIndex] = {}
+
+    def index(self, q: int) -> NgramIndex:
+        if q not in self._indexes:
+            self._indexes[q] = NgramIndex(self.keys, q)
+        return self._indexes[q]
+
+    def window(self, length: int, cutoff: float) -> tuple[int, int]:
+        """See :meth:`NgramIndex.window`."""
+        shortest, longest = length_window(length, cutoff)
+        lengths = self.index(3 if cutoff >= TRIGRAM_CUTOFF else 2).lengths
+        return (
+            int(np.searchsorted(lengths, shortest, "left")),
+            int(np.searchsorted(lengths, longest, "right")),
+        )
+
+    def candidates(self, query: str, cutoff: float) -> np.ndarray:
+        """See :meth:`NgramIndex.candidates`."""
+        return self.index(3 if cutoff >= TRIGRAM_CUTOFF else 2).candidates(query, cutoff)
+
+
+def _grams(codes: np.ndarray, positions: np.ndarray, q: int) -> np.ndarray:
+    """The q-grams starting at ``positions`` packed into one integer (21 bits a character)."""
+    out = codes[positions].copy()
+    for k in range(1, q):
+        out = (out << np.uint64(21)) | codes[positions + k]
+    return out
