@@ -9,7 +9,8 @@ embedding similarity against all of them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -101,11 +102,54 @@ class RelationLinker:
                 RelationLink(pid, direction, method, 1.0)
             )
         self._vectors: np.ndarray | None = None
+        self._prepared: dict[str, np.ndarray] = {}  # phrase vectors from prepare(), if uncached
 
     def _name_vectors(self) -> np.ndarray:
         if self._vectors is None:
             self._vectors = self.embedder.encode([t for t, *_ in self._names])
         return self._vectors
+
+    def prepare(self, phrases: Iterable[str], *, chunk: int = 4096) -> int:
+        """Embed the property names and every phrase :meth:`link` will embed, batched.
+
+        :meth:`link` embeds one phrase per model call; a model call per phrase costs ~6×
+        more than the same phrases in one batch (904 phrases: 6.8 s vs 1.2 s). Call this
+        with all phrases of a run first (duplicates and already linked phrases are
+        skipped; ``chunk`` phrases per call bound the memory). With a caching embedder
+        (:class:`~creagraph.core.embeddings.CachedEmbedder`) the vectors go to its cache,
+        which :meth:`link` then reads; otherwise they are kept until linked.
+
+        Returns
+        -------
+        int
+            Number of phrases embedded.
+        """
+        if self.embedder is None:
+            return 0
+        self._name_vectors()
+        cached = hasattr(self.embedder, "cache_path")
+        todo: dict[str, str] = {}  # normalised key -> text to embed (first spelling seen)
+        seen: set[str] = set()
+        done = 0
+        for phrase in itertools.chain(phrases, [None]):
+            if phrase is not None:
+                key = normalize_loose(phrase)
+                if key and key not in self._cache and key not in seen:
+                    seen.add(key)
+                    todo[key] = phrase.lower()
+            if todo and (phrase is None or len(todo) >= chunk):
+                texts = list(todo.values())
+                vectors = self.embedder.encode(texts)
+                if not cached:
+                    self._prepared.update(zip(texts, vectors))
+                done += len(texts)
+                todo.clear()
+        return done
+
+    def _phrase_vector(self, phrase: str) -> np.ndarray:
+        text = phrase.lower()
+        vector = self._prepared.pop(text, None)
+        return vector if vector is not None else self.embedder.encode([text])[0]
 
     def link(self, phrase: str) -> list[RelationLink]:
         key = normalize_loose(phrase)
@@ -113,7 +157,7 @@ class RelationLinker:
             return self._cache[key]
         links = list(dict.fromkeys(self._exact.get(key, [])))
         if self.embedder is not None and key:
-            sims = self._name_vectors() @ self.embedder.encode([phrase.lower()])[0]
+            sims = self._name_vectors() @ self._phrase_vector(phrase)
             seen = {(link.pid, link.direction) for link in links}
             for i in np.argsort(-sims, kind="stable"):
                 if sims[i] < self.min_similarity or len(links) >= self.top_k + len(seen):

@@ -90,12 +90,21 @@ def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | Non
     return fp
 
 
-def _run_scoring(rows, config, out, engine, workers, address, total, *, parquet):
-    """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed)."""
+def _run_scoring(rows, config, out, engine, workers, address, total, *, parquet, again=None):
+    """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed).
+
+    ``again`` (local engine): the same rows once more, read first to embed every relation
+    phrase of the run in batches (:func:`creagraph.scoring.prepare.prepare_run`).
+    """
     from creagraph.scoring.pipeline import score_files
 
     if engine == "local":
-        counts = score_files(rows, build_scorer(config), out, total=total)
+        scorer = build_scorer(config)
+        if again is not None:
+            from creagraph.scoring.prepare import prepare_run
+
+            prepare_run(scorer, again)
+        counts = score_files(rows, scorer, out, total=total)
     elif engine == "dask":
         from creagraph.scoring.distributed import dask_client, dask_runner
 
@@ -265,7 +274,15 @@ def register(app: typer.Typer) -> None:
         )
         with claim:
             counts = _run_scoring(
-                rows, config, out, engine, workers, address, total, parquet=parquet
+                rows,
+                config,
+                out,
+                engine,
+                workers,
+                address,
+                total,
+                parquet=parquet,
+                again=iter_answers(inputs, model),
             )
         typer.echo(
             f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
