@@ -10,8 +10,13 @@ edge array) with one of three methods:
 * ``"components"`` — weighted connected components: the components of the graph keeping
   only edges of weight at least ``min_component_weight``.
 
-``"auto"`` (the default) uses leidenalg and falls back to components when leidenalg (or
-igraph) cannot be imported. With ``hierarchical=True`` each cluster with at least
+``"auto"`` (the default) uses igraph's ``community_leiden`` and falls back to components
+when igraph cannot be imported. On the graphs ``tig anchors`` clusters it reaches the same
+modularity as leidenalg (mean difference +0.0001, worst graph −0.0003 over 83 NoveltyBench
+graphs) several times faster (×6.7; ``benchmarks/leiden.py``, ``benchmarks/RESULTS.md``);
+``"leidenalg"`` stays available, the implementation the design names.
+
+With ``hierarchical=True`` each cluster with at least
 ``min_split_size`` nodes is re-clustered on its induced subgraph at a higher resolution,
 down to ``max_levels`` levels; the leaves form the partition and each leaf records its
 path (hence its parent).
@@ -83,11 +88,15 @@ def leiden_available() -> bool:
 
 
 def resolve_method(method: str) -> str:
-    """The method ``"auto"`` stands for here (leidenalg, or components without it)."""
+    """The method ``"auto"`` stands for here (igraph, or components without it)."""
     if method not in _METHODS:
         raise ValueError(f"unknown cluster method {method!r} (expected one of {_METHODS})")
     if method == "auto":
-        return "leidenalg" if leiden_available() else "components"
+        try:
+            import igraph  # noqa: F401
+        except ImportError:
+            return "components"
+        return "igraph"
     return method
 
 
