@@ -82,7 +82,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
     if embedder is None:
         from creagraph.core.embeddings import default_embedder
 
-        embedder = default_embedder()
+        embedder = default_embedder(precision=config.precision)
     entity_linker = relation_linker = None
     needs_graph = (
         judge in ("kg", "hybrid")

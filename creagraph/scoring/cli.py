@@ -17,6 +17,7 @@ from creagraph.cliopts import (
     LlmModelOpt,
     Mode,
     ModeOpt,
+    PrecisionOpt,
     StoreOpt,
 )
 from creagraph.core.io import InputError, dumps, iter_records, read_jsonl, write_records
@@ -182,9 +183,11 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option(
                 help="Torch/BLAS threads per scoring process (the same everywhere keeps "
-                "local and distributed results identical)."
+                "local and distributed results identical; 1, the default, was fastest "
+                "on a busy shared machine, see benchmarks/RESULTS.md)."
             ),
         ] = 1,
+        precision: PrecisionOpt = "fp32",
         parquet: Annotated[
             bool, typer.Option(help="Also write paths/queries/summary as Parquet.")
         ] = False,
@@ -243,6 +246,7 @@ def register(app: typer.Typer) -> None:
             max_paths=max_paths,
             unknown=unknown,
             negatives=str(negatives.resolve()) if negatives is not None else None,
+            precision=precision,
         )
         try:
             config.validate()
@@ -325,13 +329,14 @@ def register(app: typer.Typer) -> None:
             float, typer.Option(help="Only paths with quality above this.")
         ] = 3.0,
         mode: ModeOpt = Mode.paper,
+        precision: PrecisionOpt = "fp32",
     ) -> None:
         """Distinctiveness ν of each model's paths against all other models' paths.
 
         Queries are paired by query_id, else index, else normalised query text; a model
         found in two of the given results is an error (score it once, in one folder).
         """
-        from creagraph.core.embeddings import default_embedder
+        from creagraph.core.embeddings import check_precision, default_embedder
         from creagraph.core.outdir import claim_output_dir
         from creagraph.scoring.distinct import distinctiveness
 
@@ -351,7 +356,10 @@ def register(app: typer.Typer) -> None:
                     owner[model] = path
                 records.extend(found)
             per_path, summary = distinctiveness(
-                records, default_embedder(), min_quality=min_quality, mode=Mode(mode).value
+                records,
+                default_embedder(precision=check_precision(precision)),
+                min_quality=min_quality,
+                mode=Mode(mode).value,
             )
             write_records(out / "distinct_paths.jsonl", per_path)
             write_records(out / "distinct_summary.csv", summary)
@@ -372,13 +380,14 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         mode: ModeOpt = Mode.paper,
+        precision: PrecisionOpt = "fp32",
     ) -> None:
         """Print raw (1 − cos) and transformed (g) distance between path pairs (SPEC §3.5).
 
         With --mode published, raw distances above 1 go through the cosine expression as
         in the published code; in paper mode g is 1 there.
         """
-        from creagraph.core.embeddings import default_embedder
+        from creagraph.core.embeddings import check_precision, default_embedder
         from creagraph.core.metrics import path_string, transform_distance
 
         records = read_jsonl(pairs)
@@ -399,7 +408,7 @@ def register(app: typer.Typer) -> None:
                         "or a path string"
                     )
                 strings.append(path_string(path))
-        vectors = default_embedder().encode(strings)
+        vectors = default_embedder(precision=check_precision(precision)).encode(strings)
         for n, _ in enumerate(records):
             a, b = vectors[2 * n], vectors[2 * n + 1]
             raw = max(0.0, 1.0 - float(a @ b))

@@ -136,6 +136,7 @@ class ScorerConfig:
     max_paths: int | None = None
     unknown: str = "strict"
     negatives: str | None = None
+    precision: str = "fp32"
 
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
@@ -152,6 +153,9 @@ class ScorerConfig:
             raise InputError(f"threads must be at least 1, not {self.threads}")
         if self.max_paths is not None and self.max_paths < 1:
             raise InputError(f"max_paths must be at least 1, not {self.max_paths}")
+        from creagraph.core.embeddings import check_precision
+
+        check_precision(self.precision)
         if self.ceiling_k is not None and self.ceiling_k < 1:
             raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
         if judge in ("llm", "hybrid"):
