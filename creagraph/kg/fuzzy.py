@@ -29,8 +29,6 @@ import numpy as np
 __all__ = ["FuzzyIndex", "NgramIndex", "length_window"]
 
 Q = 3
-#: Cutoffs below this use bigrams: there the trigram bound is ≤ 0 for most lengths.
-TRIGRAM_CUTOFF = 85.0
 
 
 def length_window(length: int, cutoff: float) -> tuple[int, int]:
@@ -186,8 +184,8 @@ class NgramIndex:
 
 
 class FuzzyIndex:
-    """Trigram postings for cutoffs ≥ :data:`TRIGRAM_CUTOFF` (fewer, shorter postings),
-    bigram postings below it (a usable bound at low cutoffs); each built on first use.
+    """Trigram postings (fewer, shorter postings) where their bound is selective, bigram
+    postings elsewhere (short queries, low cutoffs); each built on first use.
 
     Examples
     --------
@@ -207,15 +205,22 @@ class FuzzyIndex:
     def window(self, length: int, cutoff: float) -> tuple[int, int]:
         """See :meth:`NgramIndex.window`."""
         shortest, longest = length_window(length, cutoff)
-        lengths = self.index(3 if cutoff >= TRIGRAM_CUTOFF else 2).lengths
+        lengths = self.index(self.q_for(length, cutoff)).lengths
         return (
             int(np.searchsorted(lengths, shortest, "left")),
             int(np.searchsorted(lengths, longest, "right")),
         )
 
     def candidates(self, query: str, cutoff: float) -> np.ndarray:
-        """See :meth:`NgramIndex.candidates`."""
-        return self.index(3 if cutoff >= TRIGRAM_CUTOFF else 2).candidates(query, cutoff)
+        """See :meth:`NgramIndex.candidates`; trigrams when their bound for a name as long
+        as the query is at least 3 (selective), else bigrams."""
+        return self.index(self.q_for(len(query), cutoff)).candidates(query, cutoff)
+
+    @staticmethod
+    def q_for(length: int, cutoff: float) -> int:
+        c = min(max(float(cutoff), 1.0), 100.0)
+        edits = math.floor(2 * length * (100.0 - c) / 100.0 + 1e-6)
+        return 3 if length - 2 - 3 * edits >= 3 else 2
 
 
 def _grams(codes: np.ndarray, positions: np.ndarray, q: int) -> np.ndarray:

@@ -1,0 +1,269 @@
+"""Before/after figures for issue 19 (where scoring time goes), all in one run.
+
+Run: ``python benchmarks/speed.py [--rows 16] [--store DIR] [--before-tree DIR]``. Prints,
+each "before" being a reference implementation of the old path timed in the same process
+(same machine, same data, interleaved where it matters):
+
+1. fuzzy entity search on every distinct mention of the shared sample outputs: the old
+   exhaustive rapidfuzz scan (``EmbeddedKG._fuzzy_scan``) vs the q-gram index, median per
+   query, the ratio, and whether every hit list is identical;
+2. scoring the same answers with the stored judge and with the kg judge (before: scan and
+   one model call per relation phrase; after: index and run-level batching), each with a
+   fresh embedding cache (cold) and again with that cache warm; ratios kg/stored;
+3. relation phrases: one model call each vs one :meth:`RelationLinker.prepare` batch;
+4. embedding precision: MiniLM throughput on path strings at fp32 and bf16 (1 and 2
+   threads), and the largest change bf16 makes to any pairwise distance (raw and
+   transformed) and any per-query utility of the sample answers (stored judge);
+5. ``creagraph --help`` wall time, before (a checkout given by ``--before-tree``, e.g.
+   ``git archive BASE creagraph | tar -x -C DIR``) and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("CREAGRAPH_PROGRESS", "0")
+
+from creagraph.core.embeddings import (  # noqa: E402
+    CachedEmbedder,
+    SentenceTransformerEmbedder,
+    bf16_support,
+    set_torch_threads,
+)
+from creagraph.core.metrics import distance_matrix, path_string  # noqa: E402
+from creagraph.core.paths import default_slice_path, default_store_dir  # noqa: E402
+from creagraph.core.relations import RelationLinker  # noqa: E402
+from creagraph.core.text import normalize_loose  # noqa: E402
+from creagraph.kg import EmbeddedKG, import_dumps  # noqa: E402
+from creagraph.scoring.grounding import EntityLinker, Grounder  # noqa: E402
+from creagraph.scoring.inputs import read_answers  # noqa: E402
+from creagraph.scoring.judges import KgJudge, StoredJudge  # noqa: E402
+from creagraph.scoring.parse import parse_answer  # noqa: E402
+from creagraph.scoring.pipeline import Scorer  # noqa: E402
+from creagraph.scoring.prepare import prepare_run, run_relation_phrases  # noqa: E402
+
+
+def load_rows(n: int):
+    samples = sorted(
+        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
+            "*.jsonl"
+        )
+    )
+    rows = read_answers(samples)
+    step = max(1, len(rows) // n)
+    return rows, rows[::step][:n]
+
+
+def fuzzy_search(store: Path, rows) -> None:
+    mentions: dict[str, str] = {}
+    for row in rows:
+        for path in parse_answer(row.answer).paths:
+            for head, _, tail in path.triples:
+                for mention in (head, tail):
+                    mentions.setdefault(normalize_loose(mention), mention)
+    mentions.pop("", None)
+    kg = EmbeddedKG(store)
+    start = time.perf_counter()
+    kg._fuzzy_names("Q")
+    kg._fuzzy_choices["Q"][3].index(3)
+    kg._fuzzy_choices["Q"][3].index(2)
+    build = time.perf_counter() - start
+    old_t, new_t, same = [], [], 0
+    for loose in mentions:  # interleaved: both see the same load
+        t = time.perf_counter()
+        old = kg._fuzzy_scan(loose, "Q", 9, 90.0)
+        old_t.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        new = kg._fuzzy(loose, "Q", 9, 90.0)
+        new_t.append(time.perf_counter() - t)
+        same += old == new
+    before, after = statistics.median(old_t), statistics.median(new_t)
+    print(
+        f"1. fuzzy search, {len(mentions)} distinct sample mentions (cutoff 90, the entity "
+        f"linker's): before {before * 1e3:.2f} ms, after {after * 1e3:.3f} ms median per "
+        f"query → ×{before / after:.1f} (totals {sum(old_t):.1f} s vs {sum(new_t):.2f} s, "
+        f"×{sum(old_t) / sum(new_t):.1f}); identical hits {same}/{len(mentions)}; name table "
+        f"+ trigram index built in {build:.2f} s on first use"
+    )
+
+
+def score_run(store: Path, rows, cache: Path, judge: str, before: bool) -> tuple[float, int]:
+    start = time.perf_counter()
+    embedder = CachedEmbedder(SentenceTransformerEmbedder(), cache)
+    if judge == "stored":
+        scorer = Scorer(StoredJudge(), embedder, "paper")
+    else:
+        kg = EmbeddedKG(store)
+        if before:
+            kg._fuzzy = kg._fuzzy_scan  # the old exhaustive scan
+        entities = EntityLinker(kg)
+        relations = RelationLinker(kg, embedder)
+        grounder = Grounder(kg, entities, relations)
+        scorer = Scorer(KgJudge(grounder), embedder, "paper", 1.0, entities, relations, kg)
+        if not before:
+            prepare_run(scorer, rows)
+    n_paths = sum(len(scorer.score(r).paths) for r in rows)
+    embedder.close()
+    return time.perf_counter() - start, n_paths
+
+
+def scoring(store: Path, rows) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        times: dict[tuple[str, str], float] = {}
+        runs = (("stored", False), ("kg", True), ("kg", False))
+        for judge, before in runs:
+            label = "stored" if judge == "stored" else ("kg before" if before else "kg after")
+            cache = Path(tmp) / f"{label}.sqlite"
+            for state in ("cold", "warm"):
+                seconds, n_paths = score_run(store, rows, cache, judge, before)
+                times[(label, state)] = seconds
+        print(f"2. scoring {len(rows)} sample answers ({n_paths} paths), wall s:")
+        for state in ("cold", "warm"):
+            stored = times[("stored", state)]
+            kb, ka = times[("kg before", state)], times[("kg after", state)]
+            print(
+                f"   {state}: stored {stored:.1f}; kg before {kb:.1f} ({kb / stored:.2f}× "
+                f"stored); kg after {ka:.1f} ({ka / stored:.2f}× stored); kg before/after "
+                f"×{kb / ka:.1f}"
+            )
+
+
+def relation_batching(store: Path, rows) -> None:
+    phrases = list(dict.fromkeys(p.lower() for p in run_relation_phrases(rows)))
+    model = SentenceTransformerEmbedder()
+    model.encode(["warm up"])
+    start = time.perf_counter()
+    for phrase in phrases:
+        model.encode([phrase])
+    single = time.perf_counter() - start
+    start = time.perf_counter()
+    model.encode(phrases)
+    batched = time.perf_counter() - start
+    kg = EmbeddedKG(store)
+    names = [t for t, *_ in RelationLinker(kg)._names]
+    print(
+        f"3. relation phrases: {len(phrases)} distinct phrases, one call each {single:.2f} s, "
+        f"one batch {batched:.2f} s → ×{single / batched:.1f} (the property-name table, "
+        f"{len(names)} names, was and is one call)"
+    )
+
+
+def precision(rows) -> None:
+    strings = []
+    for row in rows:
+        for path in parse_answer(row.answer).paths:
+            if path.triples:
+                strings.append(path_string(path.as_lists()))
+    strings = list(dict.fromkeys(strings))[:400]
+    ok, reason = bf16_support()
+    print(f"4. precision ({len(strings)} path strings; bf16: {reason}):")
+    models = {"fp32": SentenceTransformerEmbedder()}
+    if ok:
+        models["bf16"] = SentenceTransformerEmbedder(precision="bf16")
+    vectors = {}
+    for threads in (1, 2):
+        set_torch_threads(threads)
+        speed = {}
+        for name, model in models.items():
+            model.encode(strings[:8])
+            start = time.perf_counter()
+            vectors[name] = model.encode(strings)
+            speed[name] = len(strings) / (time.perf_counter() - start)
+        ratio = f", bf16/fp32 ×{speed['bf16'] / speed['fp32']:.2f}" if ok else ""
+        print(
+            f"   {threads} thread(s): "
+            + ", ".join(f"{k} {v:.0f} strings/s" for k, v in speed.items())
+            + ratio
+        )
+    set_torch_threads(1)
+    if not ok:
+        return
+    cos = (vectors["fp32"] * vectors["bf16"]).sum(axis=1)
+    print(f"   min cosine bf16 vs fp32 vectors: {cos.min():.6f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {}
+        for name, model in models.items():
+            embedder = CachedEmbedder(model, Path(tmp) / "cache.sqlite")
+            scorer = Scorer(StoredJudge(), embedder, "paper")
+            results[name] = [scorer.score(r) for r in rows]
+        worst_raw = worst_g = worst_u = 0.0
+        for a, b in zip(results["fp32"], results["bf16"]):
+            kept = [p["path_string"] for p in a.paths if p["kept"]]
+            if kept:
+                va = CachedEmbedder(models["fp32"], Path(tmp) / "cache.sqlite").encode(kept)
+                vb = CachedEmbedder(models["bf16"], Path(tmp) / "cache.sqlite").encode(kept)
+                for transformed in (False, True):
+                    da = distance_matrix(va, "paper", transformed=transformed)
+                    db = distance_matrix(vb, "paper", transformed=transformed)
+                    change = float(np.abs(da - db).max())
+                    if transformed:
+                        worst_g = max(worst_g, change)
+                    else:
+                        worst_raw = max(worst_raw, change)
+            for gamma, u in a.query["utility"].items():
+                worst_u = max(worst_u, abs(u - b.query["utility"][gamma]))
+        print(
+            f"   largest change bf16 vs fp32 on {len(rows)} queries: raw distance "
+            f"{worst_raw:.2e}, transformed distance {worst_g:.2e}, per-query utility "
+            f"{worst_u:.2e}"
+        )
+
+
+def help_time(before_tree: Path | None) -> None:
+    def median(path: str) -> float:
+        env = {**os.environ, "PYTHONPATH": path}
+        cmd = [sys.executable, "-c", "from creagraph.cli import main; main(['--help'])"]
+        times = []
+        for _ in range(7):
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    root = str(Path(__file__).resolve().parents[1])
+    after = median(root)
+    if before_tree is None:
+        print(f"5. creagraph --help: {after:.2f} s (median of 7; no --before-tree given)")
+        return
+    before = median(str(before_tree))
+    print(f"5. creagraph --help: before {before:.2f} s, after {after:.2f} s (median of 7) → "
+          f"×{before / after:.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=default_store_dir())
+    parser.add_argument("--rows", type=int, default=16, help="sample answers to score")
+    parser.add_argument("--before-tree", type=Path, default=None)
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-5)")
+    args = parser.parse_args()
+    skip = set(args.skip.split(","))
+    import_dumps([default_slice_path()], args.store, show_progress=False)
+    set_torch_threads(1)
+    all_rows, rows = load_rows(args.rows)
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+          "(timings on a shared machine are noisy; compare the ratios)")
+    if "5" not in skip:
+        help_time(args.before_tree)
+    if "1" not in skip:
+        fuzzy_search(args.store, all_rows)
+    if "3" not in skip:
+        relation_batching(args.store, rows)
+    if "4" not in skip:
+        precision(rows)
+    if "2" not in skip:
+        scoring(args.store, rows)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
