@@ -75,7 +75,6 @@ def fuzzy_search(store: Path, rows) -> None:
     start = time.perf_counter()
     kg._fuzzy_names("Q")
     kg._fuzzy_choices["Q"][3].index(3)
-    kg._fuzzy_choices["Q"][3].index(2)
     build = time.perf_counter() - start
     old_t, new_t, same = [], [], 0
     for loose in mentions:  # interleaved: both see the same load
