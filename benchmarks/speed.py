@@ -224,7 +224,9 @@ def help_time(before_tree: Path | None) -> None:
         times = []
         for _ in range(7):
             start = time.perf_counter()
-            subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+            # cwd: not the checkout, whose creagraph would shadow PYTHONPATH (python -c)
+            subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL,
+                           check=True)
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
