@@ -11,10 +11,11 @@
   hcb-synth``.
 """
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from creagraph.judgments.agreement import (
@@ -230,14 +231,4 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

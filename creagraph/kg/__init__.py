@@ -6,8 +6,9 @@
   from an endpoint into the same N-Triples format.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from creagraph.kg.embedded import EmbeddedKG, ImportResult, import_dumps
@@ -62,14 +63,4 @@ def open_graph(store=None, endpoint: str | None = None, **sparql_options):
 __all__ += ["open_graph"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

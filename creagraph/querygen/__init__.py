@@ -9,8 +9,9 @@ graph's ceiling (SPEC §3.1, §3.8).
   own modules; :mod:`creagraph.querygen.llm` for the optional LLM rewrite.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from creagraph.querygen.catalogue import (
@@ -175,14 +176,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -22,8 +22,7 @@ Typical use::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from creagraph.core.lazy import lazy_exports
 
 #: public name → defining module; imported on first use so that `creagraph --help`
 #: (which loads ``creagraph.tig.cli``) does not pay for numpy, scipy or igraph.
@@ -185,14 +184,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'creagraph.tig' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
