@@ -31,6 +31,7 @@ __all__ = [
     "lenient_bool",
     "strip_reasoning",
     "outermost_span",
+    "code_fences",
 ]
 
 #: Python-literal parsing is tried only up to this length (``compile`` is slow on huge text).
@@ -277,16 +278,24 @@ def strip_reasoning(text: str) -> str:
     return text
 
 
-def _fenced(text: str) -> list[str]:
+def code_fences(text: str, langs: tuple[str, ...] = _FENCE_LANGS) -> list[str]:
+    """The contents of closed ````` code fences, a leading language tag from ``langs``
+    and leading whitespace removed.
+
+    Examples
+    --------
+    >>> code_fences('see ```json {"a": 1} ``` and ```[2]```')
+    ['{"a": 1} ', '[2]']
+    """
     parts = text.split("```")
     out = []
     for i in range(1, len(parts) - 1, 2):
         body = parts[i]
-        for lang in _FENCE_LANGS:
+        for lang in langs:
             if body.startswith(lang):
                 body = body[len(lang) :]
                 break
-        out.append(body.strip())
+        out.append(body.lstrip())
     return out
 
 
@@ -334,7 +343,7 @@ def loads_lenient(reply: str, repairs: list[str] | None = None) -> Any:
     if not isinstance(reply, str):
         raise ValueError(f"the reply is {type(reply).__name__}, not text")
     text = strip_reasoning(reply).translate(_TYPOGRAPHIC).strip()
-    fences = _fenced(text)
+    fences = [body.rstrip() for body in code_fences(text)]
     if fences:
         text = max(fences, key=len)
     elif text.count("```") == 1:  # an unclosed fence (truncated reply)

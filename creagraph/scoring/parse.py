@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from creagraph.core.jsonish import _literal_eval, load_repaired
+from creagraph.core.jsonish import _literal_eval, code_fences, load_repaired
 from creagraph.core.jsonish import outermost_span as _candidate
 from creagraph.core.jsonish import strip_comments as _strip_comments
 
@@ -115,20 +115,6 @@ def _answer_spans(text: str) -> list[str]:
         spans.append(text[opening.end() : closing.start()])
         pos = closing.end()
     return spans
-
-
-def _fences(text: str) -> list[str]:
-    """The contents of closed ````` code fences, language tag and leading space removed."""
-    parts = text.split("```")
-    out = []
-    for i in range(1, len(parts) - 1, 2):
-        body = parts[i]
-        for lang in _FENCE_LANGS:
-            if body.startswith(lang):
-                body = body[len(lang) :]
-                break
-        out.append(body.lstrip())
-    return out
 
 
 def _split_triple_string(text: str) -> tuple[str, ...] | None:
@@ -264,7 +250,7 @@ def _parse_text(text: str) -> ParseResult:
     elif "<answer>" in text.lower():
         text = re.split(r"<answer>", text, flags=re.IGNORECASE)[-1]
     text = re.sub(r"</?answer>", "", text, flags=re.IGNORECASE)
-    fences = _fences(text)
+    fences = code_fences(text, _FENCE_LANGS)
     if fences:
         text = max(fences, key=len)
     text = _candidate(_strip_comments(text).strip())

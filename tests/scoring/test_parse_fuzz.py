@@ -112,7 +112,8 @@ def test_linear_scans_match_the_regexes_they_replace():
 
     answer = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
     fence = re.compile(r"```(?:json|python|JSON)?\s*\n?(.*?)```", re.DOTALL)
-    from creagraph.scoring.parse import _answer_spans, _fences
+    from creagraph.core.jsonish import code_fences
+    from creagraph.scoring.parse import _FENCE_LANGS, _answer_spans
 
     samples = [
         "a<answer>x</answer>b<ANSWER>y</Answer>",
@@ -124,7 +125,7 @@ def test_linear_scans_match_the_regexes_they_replace():
     ]
     for text in samples:
         assert _answer_spans(text) == answer.findall(text), text
-        assert _fences(text) == fence.findall(text), text
+        assert code_fences(text, _FENCE_LANGS) == fence.findall(text), text
 
 
 def reference_strip_comments(text: str) -> str:
