@@ -34,7 +34,7 @@ from typing import Any
 from creagraph.core import embeddings
 from creagraph.core.paths import default_slice_path, default_store_dir
 from creagraph.kg import import_dumps
-from creagraph.scoring.cli import build_scorer
+from creagraph.scoring.api import build_scorer
 from creagraph.scoring.distributed import (
     ScorerConfig,
     dask_client,

@@ -38,14 +38,16 @@ ROOT = Path(__file__).resolve().parent.parent
 _LIST_BASELINE = """
 import json, sys, time
 from creagraph.core.embeddings import HashingEmbedder
+from creagraph.scoring.api import ScorerConfig, build_scorer
 from creagraph.scoring.inputs import read_answers
-from creagraph.scoring.judges import StoredJudge
-from creagraph.scoring.pipeline import Scorer, score_files
+from creagraph.scoring.pipeline import score_files
 from creagraph.scoring.synthetic import peak_rss_mib
+scorer = build_scorer(ScorerConfig(judge="stored", mode="paper", threads=None),
+                      embedder=HashingEmbedder(256))
 before = peak_rss_mib()
 start = time.perf_counter()
 rows = read_answers([sys.argv[1]])
-score_files(rows, Scorer(StoredJudge(), HashingEmbedder(256), "paper"), sys.argv[2])
+score_files(rows, scorer, sys.argv[2])
 print(json.dumps({"seconds": time.perf_counter() - start, "rss_before_mib": before,
                   "peak_rss_mib": peak_rss_mib()}))
 """

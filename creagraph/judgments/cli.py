@@ -448,7 +448,14 @@ def hcb_report_cmd(
 
 @app.command("hcb-synth")
 def hcb_synth_cmd(
-    out: Annotated[Path, typer.Argument(help="Directory to write the five HCB CSV files to.")],
+    out_old: Annotated[
+        Path | None,
+        typer.Argument(metavar="OUT", hidden=True, help="Deprecated: --out."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Directory to write the five HCB CSV files to."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     prompts_per_cell: Annotated[int, typer.Option(help="Prompts per domain × stage.")] = 4,
     disjoint: Annotated[
@@ -458,9 +465,13 @@ def hcb_synth_cmd(
     ] = False,
 ) -> None:
     """Write synthetic HCB-format data with known ground truth (for demos and tests)."""
+    from creagraph.cliopts import deprecated_alias
     from creagraph.judgments.hcb import write_hcb
     from creagraph.judgments.synthetic import disjoint_design, generate_hcb
 
+    out = deprecated_alias(out, out_old, "--out", "the positional OUT")
+    if out is None:
+        raise typer.BadParameter("give the output directory with --out", param_hint="--out")
     extra = disjoint_design() if disjoint else {}
     data, truth = generate_hcb(seed=seed, prompts_per_cell=prompts_per_cell, **extra)
     write_hcb(data, out)

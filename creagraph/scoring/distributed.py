@@ -440,7 +440,7 @@ def ray_runner(
 
     Examples
     --------
-    >>> from creagraph.scoring.cli import build_scorer                   # doctest: +SKIP
+    >>> from creagraph.scoring.api import build_scorer                   # doctest: +SKIP
     >>> with ray_cluster(workers=2):                                     # doctest: +SKIP
     ...     run = ray_runner(ScorerConfig(judge="stored"), build_scorer, workers=2)
     ...     results = list(run(rows))

@@ -115,11 +115,12 @@ def measure_scoring(
     ``out_dir`` by streaming, and return counts, seconds and peak RSS (MiB) before and
     after scoring. Call it in a fresh process for a meaningful peak."""
     from creagraph.core.embeddings import HashingEmbedder
+    from creagraph.scoring.api import ScorerConfig, build_scorer
     from creagraph.scoring.inputs import count_answers, iter_answers
-    from creagraph.scoring.judges import StoredJudge
-    from creagraph.scoring.pipeline import Scorer, score_files
+    from creagraph.scoring.pipeline import score_files
 
-    scorer = Scorer(StoredJudge(), HashingEmbedder(dim), "paper")
+    config = ScorerConfig(judge="stored", mode="paper", threads=None)
+    scorer = build_scorer(config, embedder=HashingEmbedder(dim))
     baseline = peak_rss_mib()
     start = time.perf_counter()
     counts = score_files(iter_answers([answers]), scorer, out_dir, total=count_answers([answers]))

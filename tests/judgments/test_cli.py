@@ -87,12 +87,21 @@ def test_swap_command(tmp_path):
 
 def test_hcb_synth_then_report(tmp_path):
     data_dir, out = tmp_path / "hcb", tmp_path / "report"
-    result = runner.invoke(app, ["hcb-synth", str(data_dir), "--prompts-per-cell", "2"])
+    result = runner.invoke(app, ["hcb-synth", "--out", str(data_dir), "--prompts-per-cell", "2"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["hcb-report", str(data_dir), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert (out / "convergence.md").exists() and (out / "bradley_terry.csv").exists()
     assert "visual_appeal" in result.output
+
+
+def test_hcb_synth_positional_out_is_a_deprecated_alias(tmp_path):
+    result = runner.invoke(app, ["hcb-synth", str(tmp_path / "old"), "--prompts-per-cell", "1"])
+    assert result.exit_code == 0, result.output
+    assert "deprecated" in result.output and (tmp_path / "old" / "prompts_workflow.csv").exists()
+    result = runner.invoke(app, ["hcb-synth", "--prompts-per-cell", "1"])
+    assert result.exit_code != 0 and "--out" in result.output
+    assert "Deprecated" not in runner.invoke(app, ["hcb-synth", "--help"]).output
 
 
 def test_registered_under_main_cli(capsys):

@@ -117,7 +117,7 @@ def test_bt_refuses_disconnected_groups_unless_asked(tmp_path):
 
 def test_hcb_synth_disjoint_then_report(tmp_path):
     data_dir, out = tmp_path / "hcb", tmp_path / "rep"
-    result = runner.invoke(app, ["hcb-synth", str(data_dir), "--disjoint-models",
+    result = runner.invoke(app, ["hcb-synth", "--out", str(data_dir), "--disjoint-models",
                                  "--prompts-per-cell", "2"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["hcb-report", str(data_dir), "--out", str(out),

@@ -26,10 +26,13 @@ import pytest
 
 from creagraph.core.embeddings import HashingEmbedder
 from creagraph.core.io import iter_jsonl, read_jsonl
+from creagraph.scoring.api import ScorerConfig, build_scorer
 from creagraph.scoring.inputs import read_answers
-from creagraph.scoring.judges import StoredJudge
 from creagraph.scoring.pipeline import Scorer, score_files, summarize
 from creagraph.scoring.synthetic import write_synthetic_answers
+
+# the stored judge in paper mode; threads=None leaves the test process's thread pools alone
+STORED = ScorerConfig(judge="stored", mode="paper", threads=None)
 
 # Fields computed from embeddings (distances and utilities). Embeddings are
 # deterministic in one process configuration, but a restarted run may embed a query's
@@ -221,7 +224,7 @@ def test_many_kills_on_a_synthetic_input(tmp_path):
 def _scored(tmp_path, n=6) -> tuple[list, Scorer, Path]:
     answers = write_synthetic_answers(tmp_path / "answers.jsonl", n, 3, seed=1)
     rows = read_answers([answers])
-    scorer = Scorer(StoredJudge(), HashingEmbedder(32))
+    scorer = build_scorer(STORED, embedder=HashingEmbedder(32))
     out = tmp_path / "out"
     score_files(rows, scorer, out)
     return rows, scorer, out

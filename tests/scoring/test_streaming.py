@@ -12,10 +12,13 @@ import pytest
 
 from creagraph.core.embeddings import HashingEmbedder
 from creagraph.core.io import InputError, read_jsonl
+from creagraph.scoring.api import ScorerConfig, build_scorer
 from creagraph.scoring.inputs import count_answers, iter_answers, read_answers
-from creagraph.scoring.judges import StoredJudge
-from creagraph.scoring.pipeline import Scorer, score_files
+from creagraph.scoring.pipeline import score_files
 from creagraph.scoring.synthetic import write_synthetic_answers
+
+# the stored judge in paper mode; threads=None leaves the test process's thread pools alone
+STORED = ScorerConfig(judge="stored", mode="paper", threads=None)
 
 
 def test_iter_answers_is_lazy_and_matches_read_answers(sample_files, tmp_path):
@@ -50,7 +53,7 @@ def test_csv_rows_stream_with_the_same_checks(tmp_path):
 
 def test_score_files_takes_a_generator_and_a_lazy_runner(tmp_path):
     answers = write_synthetic_answers(tmp_path / "answers.jsonl", 30, 4, seed=2)
-    scorer = Scorer(StoredJudge(), HashingEmbedder(64))
+    scorer = build_scorer(STORED, embedder=HashingEmbedder(64))
     written_before_pull = []
 
     def source(out):
@@ -83,7 +86,7 @@ def test_a_duplicate_key_is_reported_when_reached(tmp_path):
     answers = write_synthetic_answers(tmp_path / "answers.jsonl", 5, 2)
     lines = answers.read_text().splitlines(keepends=True)
     answers.write_text("".join(lines + lines[1:2]))
-    scorer = Scorer(StoredJudge(), HashingEmbedder(64))
+    scorer = build_scorer(STORED, embedder=HashingEmbedder(64))
     with pytest.raises(InputError, match=r"answers\.jsonl: row 6: duplicate query 'index:1'"):
         score_files(iter_answers([answers]), scorer, tmp_path / "out")
     assert len(read_jsonl(tmp_path / "out" / "queries.jsonl")) == 5  # rows before it kept
