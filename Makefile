@@ -8,7 +8,7 @@ TORCH_INDEX_URL ?=
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser demo test lint bench
+.PHONY: install browser demo test test-fast lint bench
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON)"; exit 1; }
@@ -34,6 +34,11 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(VENV)/bin/python -m pytest -q
+
+# Everything but the tests over ~20 s, the browser and the Ray/Dask workers (markers in
+# pyproject.toml); the docstring examples run in both.
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -m "not slow and not browser and not distributed"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check creagraph tests benchmarks

@@ -32,8 +32,18 @@ def negatives_path(slice_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir(slice_path: Path) -> Path:
-    return slice_path.parents[2]
+def shared_dir() -> Path:
+    """The shared data folder (``../shared`` beside the repository, or
+    ``$CREAGRAPH_SHARED_DIR``), resolved as the library resolves it. The golden tests take
+    their reference data from here: a missing folder fails them loudly, never skips them."""
+    from creagraph.tig.adapters import default_shared_dir
+
+    path = default_shared_dir()
+    if not path.is_dir():
+        pytest.fail(
+            f"the shared data folder is missing: {path} (set CREAGRAPH_SHARED_DIR)", pytrace=False
+        )
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -316,7 +316,7 @@ def iter_csv_lines(
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
-    >>> _ = p.write_text("a,b\n1,2\n")
+    >>> _ = p.write_text("a,b\\n1,2\\n")
     >>> list(iter_csv_lines(p, required=["a"]))
     [(2, {'a': '1', 'b': '2'})]
     """

@@ -30,7 +30,6 @@ __all__ = [
     "Statement",
     "Literal_",
     "ParseReport",
-    "open_dump",
     "parse_dump",
     "escape_literal",
     "unescape_literal",
@@ -179,11 +178,6 @@ class _CountingReader(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
-
-
-def open_dump(path: str | Path, on_read=None) -> IO[str]:
-    """Open a dump file as text, decompressing ``.gz``/``.bz2`` by suffix, streaming."""
-    return io.TextIOWrapper(_open_binary(path, on_read), encoding="utf-8", newline="\n")
 
 
 def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:

@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-STATS = Path(__file__).resolve().parents[2].parent / "shared" / "external" / "stats-testvectors"
+from tests.shareddata import shared_file
 
 
 @pytest.fixture(scope="session")
-def stats_dir() -> Path:
-    if not STATS.is_dir():
-        pytest.skip(f"reference vectors not found at {STATS}")
-    return STATS
+def stats_dir(shared_dir: Path) -> Path:
+    """The published reference vectors (fails, never skips, when ../shared lacks them)."""
+    return shared_file(shared_dir, "external", "stats-testvectors")
 
 
 @pytest.fixture(scope="session")

@@ -72,8 +72,8 @@ def test_noveltybench_one_prompt():
             assert len(r.core_idea) <= 2000 and text.startswith(r.core_idea)
 
 
-def test_noveltybench_explicit_shared_dir_and_errors(tmp_path):
-    responses = load_noveltybench_curated(default_shared_dir(), task_ids=["curated-2"],
+def test_noveltybench_explicit_shared_dir_and_errors(shared_dir, tmp_path):
+    responses = load_noveltybench_curated(shared_dir, task_ids=["curated-2"],
                                           models=["gpt-4o-2024-11-20"])
     assert len(responses) == 10
     with pytest.raises(InputError, match="shared data folder not found"):

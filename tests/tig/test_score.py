@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from creagraph.tig.adapters import default_shared_dir
 from creagraph.tig.population import build_atom_tables
 from creagraph.tig.schema import Response
 from creagraph.tig.score import (
@@ -21,6 +21,7 @@ from creagraph.tig.score import (
     score_tables,
     write_scores,
 )
+from tests.shareddata import shared_file
 
 from .conftest import CALM_IDEAS, calm_population
 
@@ -129,10 +130,8 @@ def test_idea_text_reads_the_idea_in_the_brief():
     assert idea_text(r) == "What is a surprising use for a ROPE? a bracelet"
 
 
-def _aut_rows(limit_per_prompt: int) -> list[dict[str, str]]:
-    path = default_shared_dir() / "external" / "aut-human" / "aut_human_dev.csv"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+def _aut_rows(shared_dir: Path, limit_per_prompt: int) -> list[dict[str, str]]:
+    path = shared_file(shared_dir, "external", "aut-human", "aut_human_dev.csv")
     rows: dict[str, list[dict[str, str]]] = {}
     with path.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
@@ -143,13 +142,14 @@ def _aut_rows(limit_per_prompt: int) -> list[dict[str, str]]:
 
 
 def test_human_rated_answers_have_atoms_and_novelty_tracks_ratings(embedder,
-                                                                     offline_extractor):
+                                                                     offline_extractor,
+                                                                     shared_dir):
     """On real human-rated Alternative Uses answers (dev file): fewer than 2 % of answers
     lack an atom beyond the brief, and novelty agrees with the human ratings (Spearman
     clearly positive on every prompt; the full benchmark is benchmarks/novelty_human.py)."""
     from scipy.stats import spearmanr
 
-    rows = _aut_rows(250)
+    rows = _aut_rows(shared_dir, 250)
     responses, targets = [], {}
     for i, row in enumerate(rows):
         group = int(hashlib.sha1(row["participant"].encode()).hexdigest(), 16) % 5
