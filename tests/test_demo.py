@@ -18,6 +18,8 @@ from tests.report.browser import (
     start_chromium,
 )
 
+pytestmark = pytest.mark.slow  # the whole pipeline, end to end
+
 
 @pytest.fixture(scope="module")
 def demo(store_dir, slice_path, tmp_path_factory):
@@ -69,6 +71,7 @@ def test_demo_rerun_resumes(demo, store_dir, slice_path):
     assert "report: " in buffer.getvalue()
 
 
+@pytest.mark.browser
 def test_demo_report_renders(demo, tmp_path):
     _, _, root = demo
     chrome = start_chromium()

@@ -46,6 +46,7 @@ def _kernel_manager(tmp_path: Path):
     return KernelManager(kernel_name="creagraph-venv", kernel_spec_manager=specs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path: Path, store_dir: Path, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("CREAGRAPH_STORE", str(store_dir))

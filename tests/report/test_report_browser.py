@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from creagraph.cli import main
 from creagraph.core.io import read_jsonl
 from tests.report.browser import check_rendered, inspect_page, screenshot, screenshot_targets
+
+pytestmark = pytest.mark.browser  # headless Chromium
 
 SAMPLE_MODELS = ["GPT-4.1", "GPT-5_med", "Gemini-3-pro", "Qwen_Qwen3-32B_32k"]
 

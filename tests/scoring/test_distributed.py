@@ -75,6 +75,7 @@ def local_run(score_args, tmp_path_factory):
     return _score(score_args, base / "out", base / "cache")
 
 
+@pytest.mark.distributed
 def test_ray_workers_match_local_run(score_args, local_run, tmp_path):
     ray = pytest.importorskip("ray")
     args = [*score_args, "--engine", "ray", "--workers", "2"]
@@ -83,6 +84,7 @@ def test_ray_workers_match_local_run(score_args, local_run, tmp_path):
     assert not ray.is_initialized()  # the private cluster was shut down
 
 
+@pytest.mark.distributed
 def test_dask_workers_match_local_run(score_args, local_run, tmp_path):
     remote = _score([*score_args, "--workers", "2"], tmp_path / "out", tmp_path / "cache")
     _assert_same(local_run, remote)
@@ -149,6 +151,7 @@ def test_ray_missing_is_a_clear_error(sample_files, tmp_path, capsys, monkeypatc
     assert "--engine ray needs Ray installed" in capsys.readouterr().err
 
 
+@pytest.mark.distributed
 def test_ray_worker_error_reaches_the_user(sample_files, tmp_path, capsys):
     """A scorer that cannot be built on a worker fails the run with the worker's own error."""
     ray = pytest.importorskip("ray")
