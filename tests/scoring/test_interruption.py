@@ -122,6 +122,7 @@ def _cache_vectors(path: Path) -> dict[bytes, np.ndarray]:
     return {bytes(k): np.frombuffer(v, dtype=np.float32) for k, v in rows}
 
 
+@pytest.mark.slow  # ~35 s: kills and restarts real scoring processes
 def test_sigkill_and_restart_gives_the_uninterrupted_output(sample_files, tmp_path):
     def run_env(cache: Path) -> dict:
         return {**os.environ, "CREAGRAPH_CACHE_DIR": str(cache), "CREAGRAPH_PROGRESS": "0"}
