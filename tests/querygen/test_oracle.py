@@ -262,6 +262,7 @@ def test_cli_paths(store_dir, tmp_path, capsys, embedder):
     assert "bad.jsonl:1" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ~26 s measured: the oracle over the generated queries, twice
 def test_oracle_paths_many_equals_one_call_per_query(kg, generated, embedder):
     """Shared neighbourhoods and batched embeddings change no result (issue 16 item 5)."""
     from creagraph.querygen import GraphCache, oracle_paths_many

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from creagraph.core.io import dumps
 from creagraph.querygen import enumerate_paths, generate_queries, path_key
 
 
+@pytest.mark.slow  # ~28 s measured: every query generated twice, once over SPARQL
 def test_sparql_and_embedded_generate_the_same_queries(kg, sparql_kg):
     embedded = generate_queries(kg, 30, seed=11)
     remote = generate_queries(sparql_kg, 30, seed=11)
