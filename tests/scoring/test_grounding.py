@@ -206,6 +206,7 @@ def _verdicts(grounder, rows):
     return out
 
 
+@pytest.mark.slow  # ~21 s measured: every sample triple grounded over SPARQL too
 def test_embedded_and_sparql_backends_give_the_same_verdicts(sample_files, kg, sparql_kg, embedder):
     rows = [r for f in sample_files for r in read_answers([f])[:1]]
     a = _verdicts(Grounder(kg, EntityLinker(kg), RelationLinker(kg, embedder)), rows)
