@@ -82,6 +82,7 @@ def test_triples_and_class_sizes_agree(kg, sparql_kg, sample, negatives_path):
         assert sparql_kg.has_triple(s, p, o) is kg.has_triple(s, p, o) is False
 
 
+@pytest.mark.slow  # ~32 s measured: label search over SPARQL for every sampled name
 def test_search_agrees(kg, sparql_kg, sample):
     _, entities = sample
     labels = kg.labels(entities)
