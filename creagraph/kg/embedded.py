@@ -143,6 +143,7 @@ def import_dumps(
         if (
             meta.get("format") == STORE_FORMAT
             and meta.get("sources") == fingerprint
+            and _FUZZY_FILE in (meta.get("files") or {})  # else rebuilt, to add fuzzy.npz
             and _intact(target)
         ):
             return ImportResult(
@@ -333,7 +334,11 @@ def _store_marker(folder: Path) -> dict | None:
     if meta.get("store") == STORE_MARKER:
         return meta
     files = meta.get("files")
-    if meta.get("store") is None and isinstance(files, dict) and set(files) == set(_STORE_FILES):
+    if (
+        meta.get("store") is None
+        and isinstance(files, dict)
+        and set(files) - set(_OPTIONAL_FILES) == set(_STORE_FILES)
+    ):
         return meta
     return None
 
