@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -24,11 +25,15 @@ def normalize(text: str) -> str:
     >>> normalize("  António   GUTERRES ")
     'antonio guterres'
     """
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if text.isascii():  # NFKD leaves ASCII as it is, and it has no combining marks
+        stripped = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACE.sub(" ", stripped.casefold()).strip()
 
 
+@functools.lru_cache(maxsize=1 << 16)  # scoring normalises the same mentions many times
 def normalize_loose(text: str) -> str:
     """:func:`normalize`, then every run of punctuation becomes one space.
 

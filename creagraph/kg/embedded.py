@@ -227,16 +227,16 @@ def _pack(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(len(strings) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)),
               out=offsets[1:])
-    codes = np.frombuffer("".join(strings).encode("utf-32-le", "surrogatepass"), np.uint32)
-    return codes, offsets
+    data = np.frombuffer("".join(strings).encode("utf-8", "surrogatepass"), np.uint8)
+    return data, offsets  # UTF-8 bytes, offsets in characters
 
 
-def _unpack(codes: np.ndarray, offsets: np.ndarray) -> list[str]:
-    if len(offsets) < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != len(codes):
+def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    if data.dtype != np.uint8:
+        raise ValueError(f"strings stored as {data.dtype}, not bytes")
+    text = data.tobytes().decode("utf-8", "surrogatepass")
+    if len(offsets) < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != len(text):
         raise ValueError("string offsets inconsistent")
-    text = np.ascontiguousarray(codes, dtype=np.uint32).tobytes().decode(
-        "utf-32-le", "surrogatepass"
-    )
     bounds = offsets.tolist()
     return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
