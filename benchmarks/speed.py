@@ -111,7 +111,7 @@ def score_run(store: Path, rows, cache: Path, judge: str, before: bool) -> tuple
         kg = EmbeddedKG(store)
         if before:
             kg._fuzzy = kg._fuzzy_scan  # the old exhaustive scan
-            kg._files = tuple(f for f in kg._files if f != "fuzzy.npz")  # names read from SQLite
+            kg._files = tuple(f for f in getattr(kg, "_files", ()) if f != "fuzzy.npz")
         entities = EntityLinker(kg)
         relations = RelationLinker(kg, embedder)
         grounder = Grounder(kg, entities, relations)
