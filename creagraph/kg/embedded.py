@@ -1070,8 +1070,13 @@ class EmbeddedKG:
             )
             typed = self._out_prop == p31  # the P31 statements, once: (subject, class)
             self._typed_subj, self._typed_obj = self._out_subj[typed], self._out_obj[typed]
-        mask = self._out_prop == p
-        ends = self._out_subj[mask] if side == "subject" else self._out_obj[mask]
+            # the statements grouped by property, once (a property's rows: one slice)
+            self._by_prop = np.argsort(self._out_prop, kind="stable")
+            self._by_prop_ptr = np.searchsorted(
+                self._out_prop[self._by_prop], np.arange(len(self._pnums) + 1), "left"
+            )
+        rows = self._by_prop[self._by_prop_ptr[p] : self._by_prop_ptr[p + 1]]
+        ends = self._out_subj[rows] if side == "subject" else self._out_obj[rows]
         marked = np.zeros(len(self._qnums), dtype=bool)
         marked[ends] = True  # the same selection as np.isin(subjects, ends), in O(n)
         classes, counts = np.unique(self._typed_obj[marked[self._typed_subj]], return_counts=True)
