@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from typing import Any
@@ -33,7 +32,6 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", stripped.casefold()).strip()
 
 
-@functools.lru_cache(maxsize=1 << 16)  # scoring normalises the same mentions many times
 def normalize_loose(text: str) -> str:
     """:func:`normalize`, then every run of punctuation becomes one space.
 
