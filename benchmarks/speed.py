@@ -75,6 +75,12 @@ def fuzzy_search(store: Path, rows) -> None:
     start = time.perf_counter()
     kg._fuzzy_names("Q")
     kg._fuzzy_choices["Q"][3].index(3)
+    load = time.perf_counter() - start
+    lazy = EmbeddedKG(store)
+    lazy._files = tuple(f for f in lazy._files if f != "fuzzy.npz")  # as a store built before
+    start = time.perf_counter()
+    lazy._fuzzy_names("Q")
+    lazy._fuzzy_choices["Q"][3].index(3)
     build = time.perf_counter() - start
     old_t, new_t, same = [], [], 0
     for loose in mentions:  # interleaved: both see the same load
@@ -91,7 +97,8 @@ def fuzzy_search(store: Path, rows) -> None:
         f"linker's): before {before * 1e3:.2f} ms, after {after * 1e3:.3f} ms median per "
         f"query → ×{before / after:.1f} (totals {sum(old_t):.1f} s vs {sum(new_t):.2f} s, "
         f"×{sum(old_t) / sum(new_t):.1f}); identical hits {same}/{len(mentions)}; name table "
-        f"+ trigram index built in {build:.2f} s on first use"
+        f"+ trigram index: built on first use {build:.2f} s, loaded from fuzzy.npz "
+        f"{load:.2f} s (×{build / load:.1f})"
     )
 
 
@@ -104,6 +111,7 @@ def score_run(store: Path, rows, cache: Path, judge: str, before: bool) -> tuple
         kg = EmbeddedKG(store)
         if before:
             kg._fuzzy = kg._fuzzy_scan  # the old exhaustive scan
+            kg._files = tuple(f for f in getattr(kg, "_files", ()) if f != "fuzzy.npz")
         entities = EntityLinker(kg)
         relations = RelationLinker(kg, embedder)
         grounder = Grounder(kg, entities, relations)
@@ -116,6 +124,9 @@ def score_run(store: Path, rows, cache: Path, judge: str, before: bool) -> tuple
 
 
 def scoring(store: Path, rows) -> None:
+    # load the model (imports, weights) before timing: otherwise the first run, stored
+    # cold, would carry it alone and the kg/stored ratios would look better than they are
+    SentenceTransformerEmbedder().encode(["warm up"])
     with tempfile.TemporaryDirectory() as tmp:
         times: dict[tuple[str, str], float] = {}
         runs = (("stored", False), ("kg", True), ("kg", False))

@@ -159,8 +159,11 @@ class RelationLinker:
         if self.embedder is not None and key:
             sims = self._name_vectors() @ self._phrase_vector(phrase)
             seen = {(link.pid, link.direction) for link in links}
-            for i in np.argsort(-sims, kind="stable"):
-                if sims[i] < self.min_similarity or len(links) >= self.top_k + len(seen):
+            # only names at or above the threshold can be linked: sorting just those (in
+            # index order, stably) gives the same order as sorting all, for ~1 % of the work
+            above = np.flatnonzero(sims >= self.min_similarity)
+            for i in above[np.argsort(-sims[above], kind="stable")].tolist():
+                if len(links) >= self.top_k + len(seen):
                     break
                 _, pid, direction, _ = self._names[i]
                 if (pid, direction) not in seen:

@@ -24,8 +24,11 @@ def normalize(text: str) -> str:
     >>> normalize("  António   GUTERRES ")
     'antonio guterres'
     """
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if text.isascii():  # NFKD leaves ASCII as it is, and it has no combining marks
+        stripped = text
+    else:
+        decomposed = unicodedata.normalize("NFKD", text)
+        stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACE.sub(" ", stripped.casefold()).strip()
 
 

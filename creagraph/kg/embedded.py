@@ -9,6 +9,9 @@ then renamed into place, so an interrupted import never damages an existing stor
     out_indptr.npy   CSR over subjects; out_prop / out_obj sorted by (subject, prop, object)
     in_indptr.npy    CSR over objects;  in_prop / in_subj  sorted by (object, prop, subject)
     text.sqlite      labels, aliases, descriptions and a normalised name index
+    fuzzy.npz        the fuzzy-search name tables (token-sorted, by length) and their
+                     trigram index, per kind (Q, P); stores built before it was written
+                     build them on first use instead
 
 Class sizes are two binary searches inside one CSR row, so they are exact and take
 microseconds; reopening maps the arrays and opens SQLite, well under a second.
@@ -52,7 +55,7 @@ from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits, search_text
-from creagraph.kg.fuzzy import FuzzyIndex, length_window
+from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex, length_window
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
@@ -140,6 +143,7 @@ def import_dumps(
         if (
             meta.get("format") == STORE_FORMAT
             and meta.get("sources") == fingerprint
+            and _FUZZY_FILE in (meta.get("files") or {})  # else rebuilt, to add fuzzy.npz
             and _intact(target)
         ):
             return ImportResult(
@@ -203,12 +207,77 @@ def import_dumps(
 
 
 _STORE_FILES = tuple(f"{name}.npy" for name in _ARRAYS) + ("text.sqlite",)
+#: Store files that older stores lack: checked like the others when meta.json records them.
+_FUZZY_FILE = "fuzzy.npz"
+_OPTIONAL_FILES = (_FUZZY_FILE,)
+_FUZZY_PREFIXES = ("Q", "P")
 _SQL_TABLES = {"records", "aliases", "names"}
+_FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?"
+
+
+def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Token-sorted loose names (shortest first, stable) and their (id, kind, text)."""
+    keyed = sorted(
+        ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
+    )
+    return [k for k, _ in keyed], [i for _, i in keyed]
+
+
+def _pack(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)),
+              out=offsets[1:])
+    data = np.frombuffer("".join(strings).encode("utf-8", "surrogatepass"), np.uint8)
+    return data, offsets  # UTF-8 bytes, offsets in characters
+
+
+def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    if data.dtype != np.uint8:
+        raise ValueError(f"strings stored as {data.dtype}, not bytes")
+    text = data.tobytes().decode("utf-8", "surrogatepass")
+    if len(offsets) < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != len(text):
+        raise ValueError("string offsets inconsistent")
+    bounds = offsets.tolist()
+    return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
+    """Save, per kind, the fuzzy-search name table and its trigram index (issue 19): what
+    :meth:`EmbeddedKG._fuzzy_names` otherwise reads and builds on every first search."""
+    arrays: dict[str, np.ndarray] = {}
+    for prefix in _FUZZY_PREFIXES:
+        keys, info = _fuzzy_table(conn.execute(_FUZZY_QUERY, (prefix,)))
+        for name, values in NgramIndex(keys, 3).arrays().items():
+            arrays[f"{prefix}_{name}"] = values
+        for part, strings in (
+            ("keys", keys), ("ids", [i[0] for i in info]), ("texts", [i[2] for i in info])
+        ):
+            arrays[f"{prefix}_{part}"], arrays[f"{prefix}_{part}_at"] = _pack(strings)
+        arrays[f"{prefix}_alias"] = np.array([i[1] == "alias" for i in info], dtype=bool)
+    with path.open("wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
+    """The name table and index :func:`_write_fuzzy` saved for ``prefix``."""
+    keys = _unpack(data[f"{prefix}_keys"], data[f"{prefix}_keys_at"])
+    ids = _unpack(data[f"{prefix}_ids"], data[f"{prefix}_ids_at"])
+    texts = _unpack(data[f"{prefix}_texts"], data[f"{prefix}_texts_at"])
+    alias = data[f"{prefix}_alias"].tolist()
+    if not len(keys) == len(ids) == len(texts) == len(alias):
+        raise ValueError("name tables of different lengths")
+    info = [(i, "alias" if a else "label", t) for i, a, t in zip(ids, alias, texts)]
+    index = NgramIndex.from_arrays(
+        {name: data[f"{prefix}_{name}"] for name in NgramIndex.FIELDS}, 3
+    )
+    if len(index) != len(keys) or index.lengths.tolist() != [len(k) for k in keys]:
+        raise ValueError("index does not match the name table")
+    return keys, info, FuzzyIndex(keys, {3: index})
 
 
 def _file_digests(folder: Path) -> dict[str, dict]:
     out = {}
-    for name in _STORE_FILES:
+    for name in _STORE_FILES + tuple(n for n in _OPTIONAL_FILES if (folder / n).exists()):
         digest = hashlib.sha256()
         with (folder / name).open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
@@ -246,7 +315,7 @@ def _interrupted_swap(target: Path) -> Path | None:
 #: What ``meta.json`` of a store says it is (with ``format``): the store's own marker.
 STORE_MARKER = "creagraph-embedded-store"
 #: Every name a store directory may hold; a folder holding anything else is not replaced.
-_STORE_NAMES = frozenset(_STORE_FILES) | {"meta.json"}
+_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {"meta.json"}
 
 
 def _store_marker(folder: Path) -> dict | None:
@@ -265,7 +334,11 @@ def _store_marker(folder: Path) -> dict | None:
     if meta.get("store") == STORE_MARKER:
         return meta
     files = meta.get("files")
-    if meta.get("store") is None and isinstance(files, dict) and set(files) == set(_STORE_FILES):
+    if (
+        meta.get("store") is None
+        and isinstance(files, dict)
+        and set(files) - set(_OPTIONAL_FILES) == set(_STORE_FILES)
+    ):
         return meta
     return None
 
@@ -527,6 +600,7 @@ def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_pr
             """
         )
         conn.commit()
+        _write_fuzzy(conn, out / _FUZZY_FILE)
     finally:
         conn.close()
 
@@ -581,6 +655,11 @@ class EmbeddedKG:
             raise InputError(
                 f"{self.store}: store format {self.meta.get('format')} is not supported"
             )
+        files = self.meta.get("files")
+        #: the files this store's meta.json vouches for (older stores lack fuzzy.npz)
+        self._files = _STORE_FILES + tuple(
+            n for n in _OPTIONAL_FILES if isinstance(files, dict) and n in files
+        )
         self._check_sizes()
         if self._total_bytes() <= VERIFY_ON_OPEN_BYTES and isinstance(self.meta.get("files"), dict):
             self._check_digests()
@@ -609,7 +688,7 @@ class EmbeddedKG:
 
     def _check_sizes(self) -> None:
         files = self.meta.get("files")
-        for name in _STORE_FILES:
+        for name in self._files:
             path = self.store / name
             if not path.is_file():
                 raise _damaged(self.store, name, "file missing")
@@ -623,12 +702,12 @@ class EmbeddedKG:
                 )
 
     def _total_bytes(self) -> int:
-        return sum((self.store / name).stat().st_size for name in _STORE_FILES)
+        return sum((self.store / name).stat().st_size for name in self._files)
 
     def _check_digests(self) -> None:
         files = self.meta["files"]
         actual = _file_digests(self.store)
-        for name in _STORE_FILES:
+        for name in self._files:
             expected = files.get(name)
             if not isinstance(expected, dict) or expected.get("sha256") != actual[name]["sha256"]:
                 raise _damaged(self.store, name, "checksum differs from the one the import wrote")
@@ -731,7 +810,7 @@ class EmbeddedKG:
             raise _damaged(self.store, "text.sqlite", str(exc)) from None
         if result != "ok":
             raise _damaged(self.store, "text.sqlite", f"quick_check: {result}")
-        return {name: "ok" for name in _STORE_FILES}
+        return {name: "ok" for name in self._files}
 
     def _sql(self, query: str, params: Sequence = ()) -> list[tuple]:
         """Run a read query on the text index; a damaged page becomes an InputError."""
@@ -850,21 +929,21 @@ class EmbeddedKG:
         self, prefix: str
     ) -> tuple[list[str], list[tuple[str, str, str]], np.ndarray, FuzzyIndex]:
         """Token-sorted names of one kind (shortest first), their (id, kind, text), lengths,
-        and the q-gram index over them — read and built once per store and kind, on the
-        first fuzzy search (about a second for the slice's ~10⁵ names)."""
+        and the q-gram index over them — loaded once per store and kind, on the first fuzzy
+        search, from ``fuzzy.npz`` (written at import; tens of milliseconds), or read and built
+        for stores imported before it (about a second for the slice's ~10⁵ names)."""
         if prefix not in self._fuzzy_choices:
-            rows = self._sql(
-                "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?", (prefix,)
-            )
-            keyed = sorted(
-                ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
-            )
-            keys = [k for k, _ in keyed]
+            if _FUZZY_FILE in self._files and prefix in _FUZZY_PREFIXES:
+                try:
+                    with np.load(self.store / _FUZZY_FILE, allow_pickle=False) as data:
+                        keys, info, index = _read_fuzzy(data, prefix)
+                except (ValueError, OSError, EOFError, KeyError) as exc:
+                    raise _damaged(self.store, _FUZZY_FILE, f"not readable ({exc})") from None
+            else:  # a store built before fuzzy.npz: read the names and build the index
+                keys, info = _fuzzy_table(self._sql(_FUZZY_QUERY, (prefix,)))
+                index = FuzzyIndex(keys)
             self._fuzzy_choices[prefix] = (
-                keys,
-                [i for _, i in keyed],
-                np.array([len(k) for k in keys], dtype=np.int64),
-                FuzzyIndex(keys),
+                keys, info, np.array([len(k) for k in keys], dtype=np.int64), index
             )
         return self._fuzzy_choices[prefix]
 
@@ -989,11 +1068,18 @@ class EmbeddedKG:
             self._out_subj = np.repeat(
                 np.arange(len(self._out_indptr) - 1, dtype=np.int64), np.diff(self._out_indptr)
             )
-        mask = self._out_prop == p
-        ends = np.unique(self._out_subj[mask] if side == "subject" else self._out_obj[mask])
-        typed = self._out_prop == p31
-        sel = typed & np.isin(self._out_subj, ends)
-        classes, counts = np.unique(self._out_obj[sel], return_counts=True)
+            typed = self._out_prop == p31  # the P31 statements, once: (subject, class)
+            self._typed_subj, self._typed_obj = self._out_subj[typed], self._out_obj[typed]
+            # the statements grouped by property, once (a property's rows: one slice)
+            self._by_prop = np.argsort(self._out_prop, kind="stable")
+            self._by_prop_ptr = np.searchsorted(
+                self._out_prop[self._by_prop], np.arange(len(self._pnums) + 1), "left"
+            )
+        rows = self._by_prop[self._by_prop_ptr[p] : self._by_prop_ptr[p + 1]]
+        ends = self._out_subj[rows] if side == "subject" else self._out_obj[rows]
+        marked = np.zeros(len(self._qnums), dtype=bool)
+        marked[ends] = True  # the same selection as np.isin(subjects, ends), in O(n)
+        classes, counts = np.unique(self._typed_obj[marked[self._typed_subj]], return_counts=True)
         ranked = sorted(
             zip(counts.tolist(), classes.tolist()), key=lambda x: (-x[0], self._qnums[x[1]])
         )

@@ -93,6 +93,42 @@ class NgramIndex:
         longest = int(self.lengths[-1]) if n else 0
         self.by_length = np.searchsorted(self.lengths, np.arange(longest + 2), "left")
 
+    #: The arrays that make up an index (what :meth:`arrays` saves and
+    #: :meth:`from_arrays` reads back).
+    FIELDS = (
+        "lengths", "vocab", "names", "counts", "indptr",
+        "fwd_grams", "fwd_counts", "fwd_indptr", "by_length",
+    )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index as named arrays (for storing it; see :meth:`from_arrays`)."""
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], q: int = Q) -> NgramIndex:
+        """An index from the arrays :meth:`arrays` returned, without rebuilding it.
+
+        Raises ``ValueError`` when the arrays do not fit together (a damaged file)."""
+        index = cls.__new__(cls)
+        index.q = q
+        for name in cls.FIELDS:
+            if name not in arrays or arrays[name].ndim != 1:
+                raise ValueError(f"array {name!r} missing or not 1-D")
+            setattr(index, name, arrays[name])
+        n, v = len(index.lengths), len(index.vocab)
+        if (
+            len(index.indptr) != max(v, 1) + 1
+            or len(index.fwd_indptr) != n + 1
+            or len(index.names) != len(index.counts)
+            or len(index.fwd_grams) != len(index.names)
+            or len(index.fwd_counts) != len(index.names)
+            or (n and len(index.by_length) != int(index.lengths[-1]) + 2)
+            or int(index.indptr[-1]) != len(index.names)
+            or int(index.fwd_indptr[-1]) != len(index.names)
+        ):
+            raise ValueError("index arrays of inconsistent lengths")
+        return index
+
     def __len__(self) -> int:
         return len(self.lengths)
 
@@ -193,9 +229,9 @@ class FuzzyIndex:
     [1]
     """
 
-    def __init__(self, keys: Sequence[str]):
+    def __init__(self, keys: Sequence[str], indexes: dict[int, NgramIndex] | None = None):
         self.keys = keys
-        self._indexes: dict[int, NgramIndex] = {}
+        self._indexes: dict[int, NgramIndex] = dict(indexes or {})
 
     def index(self, q: int) -> NgramIndex:
         if q not in self._indexes:

@@ -92,3 +92,62 @@ def test_index_input_checks():
         NgramIndex(["ab"], q=4)
     assert FuzzyIndex([]).candidates("abc", 90.0).tolist() == []
     assert NgramIndex(["", "a", "ab"]).candidates("ab", 50.0).tolist() == [1, 2]
+
+
+def test_fuzzy_tables_saved_at_import_equal_those_built_on_first_use(slice_path, tmp_path):
+    """``kg import`` saves the name tables and trigram index (fuzzy.npz, recorded and
+    checked in meta.json like every store file); loading them gives exactly what a store
+    built before (no fuzzy.npz) reads and builds on first use, and the same search hits."""
+    import gzip
+    import itertools
+    import json
+    import shutil
+
+    from creagraph.core.io import InputError
+    from creagraph.kg import EmbeddedKG, import_dumps
+    from creagraph.kg.embedded import _FUZZY_QUERY, _fuzzy_table
+
+    with gzip.open(slice_path, "rb") as handle:
+        lines = list(itertools.islice(handle, 0, None, 29))[:20_000]
+    dump = tmp_path / "part.nt"
+    dump.write_bytes(b"".join(lines))
+    store = tmp_path / "store"
+    import_dumps([dump], store, show_progress=False)
+    meta = json.loads((store / "meta.json").read_text())
+    assert meta["files"]["fuzzy.npz"]["size"] == (store / "fuzzy.npz").stat().st_size
+    old = tmp_path / "old"  # as imported before fuzzy.npz existed
+    shutil.copytree(store, old)
+    (old / "fuzzy.npz").unlink()
+    del meta["files"]["fuzzy.npz"]
+    (old / "meta.json").write_text(json.dumps(meta))
+    new_kg, old_kg = EmbeddedKG(store), EmbeddedKG(old)
+    assert "fuzzy.npz" in new_kg.verify() and "fuzzy.npz" not in old_kg.verify()
+    for prefix in ("Q", "P"):
+        keys, info, lengths, index = new_kg._fuzzy_names(prefix)
+        built_keys, built_info = _fuzzy_table(new_kg._sql(_FUZZY_QUERY, (prefix,)))
+        assert len(keys) > (100 if prefix == "Q" else 0)
+        assert keys == built_keys and info == [tuple(i) for i in built_info]
+        assert lengths.tolist() == [len(k) for k in keys]
+        saved, built = index.index(3).arrays(), NgramIndex(built_keys, 3).arrays()
+        for name in NgramIndex.FIELDS:
+            assert saved[name].dtype == built[name].dtype, name
+            assert np.array_equal(saved[name], built[name]), name
+    names = [info[2] for info in new_kg._fuzzy_names("Q")[1][::97]]
+    for text in names:
+        typo = text[:-1] if len(text) > 6 else text + "x"
+        for cutoff in (90.0, 75.0):
+            assert new_kg.search(typo, limit=3, min_score=cutoff) == old_kg.search(
+                typo, limit=3, min_score=cutoff
+            )
+    new_kg.close()
+    old_kg.close()
+    # damaged: refused on opening (size, checksum) naming the file
+    for how in ("truncated", "garbled"):
+        copy = tmp_path / how
+        shutil.copytree(store, copy)
+        data = (copy / "fuzzy.npz").read_bytes()
+        middle = len(data) // 2
+        garbled = data[:middle] + b"\xff" * 8 + data[middle + 8 :]
+        (copy / "fuzzy.npz").write_bytes(data[:middle] if how == "truncated" else garbled)
+        with pytest.raises(InputError, match="fuzzy.npz.*re-import"):
+            EmbeddedKG(copy)
