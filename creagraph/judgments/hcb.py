@@ -70,8 +70,6 @@ from creagraph.judgments.agreement import (
     ratings_matrix,
 )
 from creagraph.judgments.bradley_terry import (
-    LEFT,
-    TIE,
     BTResult,
     Comparisons,
     NotIdentifiableError,
@@ -79,6 +77,7 @@ from creagraph.judgments.bradley_terry import (
     _restrict,
     bradley_terry,
     comparison_components,
+    count_matrices,
     make_comparisons,
 )
 
@@ -804,18 +803,14 @@ def _convergence_record(
     }
 
 
+def _counts(comps: Comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """Unweighted win and tie counts (the tables report numbers of comparisons; weights
+    enter the Bradley–Terry fits only)."""
+    return count_matrices(comps.n_items, comps.left, comps.right, comps.outcome)
+
+
 def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Comparisons) -> None:
-    n = comps.n_items
-    wins = np.zeros((n, n))
-    tie_m = np.zeros((n, n))
-    for a, b, o in zip(comps.left, comps.right, comps.outcome, strict=True):
-        if o == TIE:
-            tie_m[a, b] += 1
-            tie_m[b, a] += 1
-        elif o == LEFT:
-            wins[a, b] += 1
-        else:
-            wins[b, a] += 1
+    wins, tie_m = _counts(comps)
     total_wins = float(wins.sum())
     for i, m in enumerate(comps.items):
         w, lo, t = wins[i].sum(), wins[:, i].sum(), tie_m[i].sum()
@@ -835,17 +830,7 @@ def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Compa
 
 def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps: Comparisons) -> None:
     _win_rate_rows(tables["win_rates"], base, comps)
-    n = comps.n_items
-    wins = np.zeros((n, n))
-    tie_m = np.zeros((n, n))
-    for a, b, o in zip(comps.left, comps.right, comps.outcome, strict=True):
-        if o == TIE:
-            tie_m[a, b] += 1
-            tie_m[b, a] += 1
-        elif o == LEFT:
-            wins[a, b] += 1
-        else:
-            wins[b, a] += 1
+    wins, tie_m = _counts(comps)
     for i, m in enumerate(comps.items):
         for j, opp in enumerate(comps.items):
             tot = wins[i, j] + wins[j, i] + tie_m[i, j]
