@@ -36,6 +36,7 @@ import re
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -324,13 +325,7 @@ class CachedEmbedder:
         self.cache_path = path
         self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a killed process never loses a committed batch nor leaves a
-            # torn one; a power loss may drop the last batches, never corrupt the file.
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
-            )
+            _open_cache_tables(self._conn)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise _damaged_cache(path, exc) from exc
@@ -389,6 +384,30 @@ class CachedEmbedder:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _open_cache_tables(conn: sqlite3.Connection, attempts: int = 12) -> None:
+    """Switch the cache to WAL and create its table.
+
+    Processes that open a new cache at the same moment (distributed workers) can get
+    "database is locked" at once from the journal-mode switch: SQLite does not wait on its
+    busy handler there. Such a clash is retried with a growing pause (about 10 s in all)
+    before it is reported.
+    """
+    for attempt in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a killed process never loses a committed batch nor leaves a
+            # torn one; a power loss may drop the last batches, never corrupt the file.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
+            )
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(min(0.02 * 2**attempt, 2.0))
 
 
 def _damaged_cache(path: Path, exc: Exception) -> Exception:

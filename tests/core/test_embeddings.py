@@ -61,3 +61,27 @@ def test_hashing_embedder_is_deterministic_normalised_and_lexical(tmp_path):
     assert np.array_equal(CachedEmbedder(emb, tmp_path / "cache.sqlite").encode(texts), vectors)
     with pytest.raises(ValueError, match="dim"):
         HashingEmbedder(dim=1)
+
+
+def _open_and_encode(args):
+    path, barrier = args
+    from creagraph.core.embeddings import CachedEmbedder, HashingEmbedder
+
+    barrier.wait()
+    cached = CachedEmbedder(HashingEmbedder(16), path)
+    vectors = cached.encode(["one", "two", "three"])
+    cached.close()
+    return vectors.shape
+
+
+def test_processes_opening_a_new_cache_at_once_all_succeed(tmp_path):
+    """Distributed workers open a fresh cache at the same moment: none fails as "locked"."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    n = 6
+    with ctx.Manager() as manager:
+        barrier = manager.Barrier(n)
+        with ctx.Pool(n) as pool:
+            shapes = pool.map(_open_and_encode, [(tmp_path / "e.sqlite", barrier)] * n)
+    assert shapes == [(3, 16)] * n
