@@ -1,0 +1,412 @@
+"""Building an embedded store from Wikidata N-Triples dumps (SPEC §2): :func:`import_dumps`.
+
+An import reads the dumps (:func:`_read_dumps`), writes the CSR edge arrays
+(:func:`_write_arrays`) and the SQLite text index with its saved fuzzy-name tables
+(:func:`_write_text_index`) into a fresh build folder beside the store, records every
+file's size and checksum in ``meta.json`` (:func:`_write_store`), then swaps the folder
+into place (:func:`creagraph.kg.store._replace_dir`). The files and their checks live in
+:mod:`creagraph.kg.store`; the read side is :class:`creagraph.kg.embedded.EmbeddedKG`.
+
+A further file an import should store (say, vectors derived from the names) is written by
+:func:`_build` into the build folder ``out`` after :func:`_write_text_index`, and its name
+added to ``store._OPTIONAL_FILES``: ``meta.json`` then records its checksum and opening the
+store checks it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from creagraph.core.io import InputError, atomic_write, with_filename
+from creagraph.core.progress import progress_bar
+from creagraph.core.text import normalize, normalize_loose
+from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
+from creagraph.kg.store import (
+    _FUZZY_FILE,
+    STORE_FORMAT,
+    STORE_MARKER,
+    _BuildLock,
+    _check_replaceable,
+    _clean_stale_builds,
+    _file_digests,
+    _replace_dir,
+    _write_fuzzy,
+)
+
+__all__ = ["ImportResult", "import_dumps"]
+
+
+@dataclass
+class ImportResult:
+    """What :func:`import_dumps` built."""
+
+    store: Path
+    statements: int
+    entities: int
+    properties: int
+    seconds: float
+    report: dict = field(default_factory=dict)
+
+
+def _source_fingerprint(paths: Sequence[Path]) -> list[dict]:
+    out = []
+    for p in paths:
+        st = p.stat()
+        out.append({"path": str(p.resolve()), "size": st.st_size, "mtime": int(st.st_mtime)})
+    return out
+
+
+def import_dumps(
+    paths: Sequence[str | os.PathLike[str]],
+    store: str | os.PathLike[str],
+    *,
+    language: str = "en",
+    strict: bool = True,
+    force: bool = False,
+    show_progress: bool = True,
+) -> ImportResult:
+    """Import Wikidata truthy-dump N-Triples files into an embedded store at ``store``.
+
+    Parameters
+    ----------
+    paths : sequence of paths
+        ``.nt``, ``.nt.gz`` or ``.nt.bz2`` files; all are merged into one store.
+    store : path
+        Store directory. Replaced atomically when the import succeeds.
+    language : str
+        Language of labels, aliases and descriptions to keep.
+    strict : bool
+        Raise on a malformed line (with file and line number) instead of skipping it.
+    force : bool
+        Re-import even when the store was already built from exactly these files.
+    show_progress : bool
+        Show a progress bar over the bytes read.
+
+    Returns
+    -------
+    ImportResult
+        Counts of statements, entities and properties, time taken, and the parse report
+        (lines skipped, by reason).
+
+    Examples
+    --------
+    >>> res = import_dumps(["slice.nt.gz"], "store")        # doctest: +SKIP
+    >>> res.statements, res.entities, res.properties         # doctest: +SKIP
+    (413419, 86812, 427)
+    """
+    files = _input_files(paths)
+    target = Path(store)
+    fingerprint = _source_fingerprint(files)
+    _clean_stale_builds(target)
+    if not force:
+        reused = _reusable(target, fingerprint)
+        if reused is not None:
+            return reused
+
+    _check_replaceable(target)  # before any work: refuse a folder that is not our store
+    start = time.perf_counter()
+    _make_parent(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    lock: _BuildLock | None = None
+    try:
+        lock = _BuildLock(tmp)
+        report = _write_store(
+            files, tmp, fingerprint, language=language, strict=strict, show_progress=show_progress
+        )
+        _replace_dir(tmp, target)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _raise_write_error(exc, target)
+        raise
+    finally:
+        if lock is not None:
+            lock.release()
+    counts = report["counts"]
+    return ImportResult(
+        target,
+        counts["statements"],
+        counts["entities"],
+        counts["properties"],
+        time.perf_counter() - start,
+        report["parse"],
+    )
+
+
+def _input_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The dump files as paths; :class:`InputError` for none or a missing one."""
+    files = [Path(p) for p in paths]
+    if not files:
+        raise InputError("no input files given")
+    for f in files:
+        if not f.exists():
+            raise InputError(f"{f}: file not found")
+    return files
+
+
+def _reusable(target: Path, fingerprint: list[dict]) -> ImportResult | None:
+    """The result of the import that built ``target``, if it was built from exactly these
+    files (``fingerprint``), with this format and every current file, and opens intact."""
+    meta_path = target / "meta.json"
+    if not meta_path.exists():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        meta = {}
+    if (
+        meta.get("format") == STORE_FORMAT
+        and meta.get("sources") == fingerprint
+        and _FUZZY_FILE in (meta.get("files") or {})  # else rebuilt, to add fuzzy.npz
+        and _intact(target)
+    ):
+        return ImportResult(
+            target,
+            meta["statements"],
+            meta["entities"],
+            meta["properties"],
+            0.0,
+            {**meta.get("report", {}), "reused": True},
+        )
+    return None
+
+
+def _intact(store: Path) -> bool:
+    """Whether a store opens without complaint (used before reusing it)."""
+    from creagraph.kg.embedded import EmbeddedKG  # the read side imports this module
+
+    try:
+        EmbeddedKG(store).close()
+    except InputError:
+        return False
+    return True
+
+
+def _make_parent(target: Path) -> None:
+    """Create the folder that will hold ``target``; :class:`InputError` when a file stands
+    where one of its folders should be."""
+    for folder in (target.parent, *target.parent.parents):
+        if folder.exists() or folder.is_symlink():
+            if not folder.is_dir():
+                raise InputError(f"{folder}: not a directory, cannot hold the store {target}")
+            break
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _write_store(
+    files: list[Path],
+    tmp: Path,
+    fingerprint: list[dict],
+    *,
+    language: str,
+    strict: bool,
+    show_progress: bool,
+) -> dict:
+    """Build the store's files in the build folder ``tmp``, then its ``meta.json`` (counts,
+    sources, the parse report and every file's size and checksum); returns the build report."""
+    report = _build(files, tmp, language=language, strict=strict, show_progress=show_progress)
+    meta = {
+        "store": STORE_MARKER,
+        "format": STORE_FORMAT,
+        "sources": fingerprint,
+        "language": language,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **report["counts"],
+        "report": report["parse"],
+        "files": _file_digests(tmp),
+    }
+    with atomic_write(tmp / "meta.json") as handle:
+        json.dump(meta, handle, indent=1)
+    return report
+
+
+def _raise_write_error(exc: BaseException, target: Path) -> None:
+    """Raise a failed write as an error naming ``target`` (a full disk names no file);
+    return for any other failure, which the caller re-raises as it is."""
+    if isinstance(exc, OSError) and exc.filename is None:  # a full disk names no file
+        if exc.errno is None:  # numpy's short write: "N requested and M written"
+            raise InputError(
+                f"{target}: writing the store failed ({exc}): is the disk full?"
+            ) from exc
+        raise with_filename(exc, target) from exc
+    if isinstance(exc, sqlite3.OperationalError):  # "database or disk is full"
+        raise InputError(f"{target}: cannot write the store's text index ({exc})") from exc
+
+
+def _text_schema(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        PRAGMA journal_mode=OFF;
+        PRAGMA synchronous=OFF;
+        CREATE TABLE records (id TEXT PRIMARY KEY, label TEXT, description TEXT);
+        CREATE TABLE aliases (id TEXT NOT NULL, alias TEXT NOT NULL);
+        CREATE TABLE names (key TEXT NOT NULL, loose TEXT NOT NULL, id TEXT NOT NULL,
+                            kind TEXT NOT NULL, text TEXT NOT NULL);
+        """
+    )
+
+
+@dataclass
+class _Parsed:
+    """Everything read from the dumps: statements as numeric ids, the QIDs that only carry
+    text, first labels and descriptions per id, aliases in reading order, the parse report."""
+
+    subj: array = field(default_factory=lambda: array("q"))
+    prop: array = field(default_factory=lambda: array("q"))
+    obj: array = field(default_factory=lambda: array("q"))
+    text_ids: set[int] = field(default_factory=set)
+    labels: dict[str, str] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    alias_rows: list[tuple[str, str]] = field(default_factory=list)
+    parse: ParseReport = field(default_factory=ParseReport)
+
+
+def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_progress: bool):
+    """Write every store file but ``meta.json`` into ``out``; returns ``{"counts": ...,
+    "parse": ...}`` (the counts ``meta.json`` records, the parse report)."""
+    parsed = _read_dumps(files, language=language, strict=strict, show_progress=show_progress)
+    counts = _write_arrays(parsed, out)
+    counts.update(_write_text_index(parsed, out))
+    return {"counts": counts, "parse": parsed.parse.as_dict()}
+
+
+def _read_dumps(
+    files: list[Path], *, language: str, strict: bool, show_progress: bool
+) -> _Parsed:
+    """Parse every dump, with a progress bar over the bytes read when ``show_progress``."""
+    parsed = _Parsed()
+    total = sum(f.stat().st_size for f in files)
+    bar = (
+        progress_bar(total=total, desc="import", unit="B", unit_scale=True)
+        if show_progress
+        else None
+    )
+    try:
+        for f in files:
+            for item in parse_dump(
+                f,
+                language=language,
+                strict=strict,
+                report=parsed.parse,
+                on_read=bar.update if bar is not None else None,
+            ):
+                if isinstance(item, Literal_):
+                    if item.id[0] == "Q":
+                        parsed.text_ids.add(int(item.id[1:]))
+                    if item.kind == "label":
+                        parsed.labels.setdefault(item.id, item.text)
+                    elif item.kind == "description":
+                        parsed.descriptions.setdefault(item.id, item.text)
+                    else:
+                        parsed.alias_rows.append((item.id, item.text))
+                else:
+                    parsed.subj.append(int(item.subject[1:]))
+                    parsed.prop.append(int(item.property[1:]))
+                    parsed.obj.append(int(item.object[1:]))
+    finally:
+        if bar is not None:
+            bar.close()
+    return parsed
+
+
+def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
+    """Number the items and properties, drop duplicate statements (counted in the parse
+    report), save the CSR arrays over subjects and over objects; returns the counts of
+    statements, entities and properties."""
+    s = np.frombuffer(parsed.subj, dtype=np.int64) if parsed.subj else np.zeros(0, np.int64)
+    p = np.frombuffer(parsed.prop, dtype=np.int64) if parsed.prop else np.zeros(0, np.int64)
+    o = np.frombuffer(parsed.obj, dtype=np.int64) if parsed.obj else np.zeros(0, np.int64)
+    text_ids = parsed.text_ids
+    qnums = np.unique(
+        np.concatenate([s, o, np.fromiter(text_ids, dtype=np.int64, count=len(text_ids))])
+    )
+    pnums = np.unique(p)
+    si = np.searchsorted(qnums, s).astype(np.int32)
+    oi = np.searchsorted(qnums, o).astype(np.int32)
+    pi = np.searchsorted(pnums, p).astype(np.int32)
+    n_nodes = len(qnums)
+
+    order = np.lexsort((oi, pi, si))
+    si, pi, oi = si[order], pi[order], oi[order]
+    if len(si):
+        keep = np.ones(len(si), dtype=bool)
+        keep[1:] = (np.diff(si) != 0) | (np.diff(pi) != 0) | (np.diff(oi) != 0)
+        duplicates = int((~keep).sum())
+        si, pi, oi = si[keep], pi[keep], oi[keep]
+    else:
+        duplicates = 0
+    if duplicates:
+        parsed.parse.skipped["duplicate statement"] += duplicates
+    out_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(si, minlength=n_nodes), out=out_indptr[1:])
+    in_order = np.lexsort((si, pi, oi))
+    in_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(oi, minlength=n_nodes), out=in_indptr[1:])
+    arrays = {
+        "qnums": qnums,
+        "pnums": pnums,
+        "out_indptr": out_indptr,
+        "out_prop": pi,
+        "out_obj": oi,
+        "in_indptr": in_indptr,
+        "in_prop": pi[in_order],
+        "in_subj": si[in_order],
+    }
+    for name, values in arrays.items():
+        np.save(out / f"{name}.npy", np.ascontiguousarray(values))
+    return {
+        "statements": int(len(si)),
+        "entities": int(n_nodes),
+        "properties": int(len(pnums)),
+    }
+
+
+def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
+    """Write ``text.sqlite`` (records, aliases without repeats, the normalised name index)
+    and the fuzzy-name tables built from it (``fuzzy.npz``); returns the text counts."""
+    labels, descriptions, alias_rows = parsed.labels, parsed.descriptions, parsed.alias_rows
+    conn = sqlite3.connect(str(out / "text.sqlite"))
+    try:
+        _text_schema(conn)
+        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in alias_rows})
+        conn.executemany(
+            "INSERT INTO records VALUES (?, ?, ?)",
+            ((i, labels.get(i), descriptions.get(i)) for i in ids),
+        )
+        unique_aliases = list(dict.fromkeys(alias_rows))  # first occurrence of each, in order
+        conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
+        conn.executemany(
+            "INSERT INTO names VALUES (?, ?, ?, ?, ?)",
+            (
+                (normalize(text), normalize_loose(text), i, kind, text)
+                for kind, rows in (("label", labels.items()), ("alias", unique_aliases))
+                for i, text in rows
+            ),
+        )
+        conn.executescript(
+            """
+            CREATE INDEX names_key ON names(key);
+            CREATE INDEX names_loose ON names(loose);
+            CREATE INDEX aliases_id ON aliases(id);
+            """
+        )
+        conn.commit()
+        _write_fuzzy(conn, out / _FUZZY_FILE)
+    finally:
+        conn.close()
+    return {
+        "labelled_entities": sum(1 for i in labels if i[0] == "Q"),
+        "labelled_properties": sum(1 for i in labels if i[0] == "P"),
+        "aliases": len(unique_aliases),
+        "descriptions": len(descriptions),
+    }

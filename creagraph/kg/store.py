@@ -1,0 +1,295 @@
+"""The embedded store on disk: its files, the saved fuzzy-name tables, integrity checks and
+the atomic replacement of a store (SPEC §2).
+
+Shared by :mod:`creagraph.kg.build` (which writes a store) and :mod:`creagraph.kg.embedded`
+(which reads one); the layout is described in :mod:`creagraph.kg.embedded`.
+
+- *Files*: :data:`STORE_FORMAT`, :data:`STORE_MARKER` and the names a store holds; a file an
+  import adds (``fuzzy.npz``, and any later one) goes in ``_OPTIONAL_FILES`` so that it is
+  checksummed in ``meta.json`` and checked on open like the others.
+- *Integrity*: :func:`_file_digests` (sizes and SHA-256 recorded in ``meta.json``),
+  :func:`_damaged` (the error naming a damaged file), :func:`_store_marker`.
+- *Swap*: :func:`_check_replaceable`, :class:`_BuildLock`, :func:`_clean_stale_builds`,
+  :func:`_replace_dir`, :func:`_interrupted_swap`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from creagraph.core.io import InputError
+from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex
+
+__all__ = ["STORE_FORMAT", "STORE_MARKER"]
+
+STORE_FORMAT = 1
+_ARRAYS = ("qnums", "pnums", "out_indptr", "out_prop", "out_obj", "in_indptr", "in_prop", "in_subj")
+_STORE_FILES = tuple(f"{name}.npy" for name in _ARRAYS) + ("text.sqlite",)
+#: Store files that older stores lack: checked like the others when meta.json records them.
+_FUZZY_FILE = "fuzzy.npz"
+_OPTIONAL_FILES = (_FUZZY_FILE,)
+_FUZZY_PREFIXES = ("Q", "P")
+_SQL_TABLES = {"records", "aliases", "names"}
+_FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?"
+
+
+def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Token-sorted loose names (shortest first, stable) and their (id, kind, text)."""
+    keyed = sorted(
+        ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
+    )
+    return [k for k, _ in keyed], [i for _, i in keyed]
+
+
+def _pack(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, strings), dtype=np.int64, count=len(strings)),
+              out=offsets[1:])
+    data = np.frombuffer("".join(strings).encode("utf-8", "surrogatepass"), np.uint8)
+    return data, offsets  # UTF-8 bytes, offsets in characters
+
+
+def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    if data.dtype != np.uint8:
+        raise ValueError(f"strings stored as {data.dtype}, not bytes")
+    text = data.tobytes().decode("utf-8", "surrogatepass")
+    if len(offsets) < 1 or int(offsets[0]) != 0 or int(offsets[-1]) != len(text):
+        raise ValueError("string offsets inconsistent")
+    bounds = offsets.tolist()
+    return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
+    """Save, per kind, the fuzzy-search name table and its trigram index (issue 19): what
+    :meth:`EmbeddedKG._fuzzy_names` otherwise reads and builds on every first search."""
+    arrays: dict[str, np.ndarray] = {}
+    for prefix in _FUZZY_PREFIXES:
+        keys, info = _fuzzy_table(conn.execute(_FUZZY_QUERY, (prefix,)))
+        for name, values in NgramIndex(keys, 3).arrays().items():
+            arrays[f"{prefix}_{name}"] = values
+        for part, strings in (
+            ("keys", keys), ("ids", [i[0] for i in info]), ("texts", [i[2] for i in info])
+        ):
+            arrays[f"{prefix}_{part}"], arrays[f"{prefix}_{part}_at"] = _pack(strings)
+        arrays[f"{prefix}_alias"] = np.array([i[1] == "alias" for i in info], dtype=bool)
+    with path.open("wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
+    """The name table and index :func:`_write_fuzzy` saved for ``prefix``."""
+    keys = _unpack(data[f"{prefix}_keys"], data[f"{prefix}_keys_at"])
+    ids = _unpack(data[f"{prefix}_ids"], data[f"{prefix}_ids_at"])
+    texts = _unpack(data[f"{prefix}_texts"], data[f"{prefix}_texts_at"])
+    alias = data[f"{prefix}_alias"].tolist()
+    if not len(keys) == len(ids) == len(texts) == len(alias):
+        raise ValueError("name tables of different lengths")
+    info = [(i, "alias" if a else "label", t) for i, a, t in zip(ids, alias, texts)]
+    index = NgramIndex.from_arrays(
+        {name: data[f"{prefix}_{name}"] for name in NgramIndex.FIELDS}, 3
+    )
+    if len(index) != len(keys) or index.lengths.tolist() != [len(k) for k in keys]:
+        raise ValueError("index does not match the name table")
+    return keys, info, FuzzyIndex(keys, {3: index})
+
+
+def _file_digests(folder: Path) -> dict[str, dict]:
+    out = {}
+    for name in _STORE_FILES + tuple(n for n in _OPTIONAL_FILES if (folder / n).exists()):
+        digest = hashlib.sha256()
+        with (folder / name).open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[name] = {"size": (folder / name).stat().st_size, "sha256": digest.hexdigest()}
+    return out
+
+
+def _damaged(store: Path, name: str, problem: str) -> InputError:
+    return InputError(
+        f"{store / name}: {problem}; the store is damaged — re-import it with "
+        f"`creagraph kg import FILE --store {store} --force`"
+    )
+
+
+def _interrupted_swap(target: Path) -> Path | None:
+    """The old store :func:`_replace_dir` set aside, if a crash left ``target`` missing."""
+    if target.exists():
+        return None
+    for old in sorted(target.parent.glob(f".{target.name}.old-*")):
+        if (old / "meta.json").exists():
+            return old
+    return None
+
+
+#: What ``meta.json`` of a store says it is (with ``format``): the store's own marker.
+STORE_MARKER = "creagraph-embedded-store"
+#: Every name a store directory may hold; a folder holding anything else is not replaced.
+_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {"meta.json"}
+
+
+def _store_marker(folder: Path) -> dict | None:
+    """``meta.json`` of ``folder`` if it is verifiably a creagraph store, else ``None``.
+
+    Verifiable: ``meta.json`` is a JSON object carrying :data:`STORE_MARKER` and a known
+    ``format``, or (stores written before the marker existed) the ``format`` and the
+    checksums of exactly the store's files.
+    """
+    try:
+        meta = json.loads((folder / "meta.json").read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != STORE_FORMAT:
+        return None
+    if meta.get("store") == STORE_MARKER:
+        return meta
+    files = meta.get("files")
+    if (
+        meta.get("store") is None
+        and isinstance(files, dict)
+        and set(files) - set(_OPTIONAL_FILES) == set(_STORE_FILES)
+    ):
+        return meta
+    return None
+
+
+def _check_replaceable(target: Path) -> None:
+    """Raise :class:`InputError`, touching nothing, unless an import may replace ``target``.
+
+    Allowed: no such path, an empty directory, or a directory that is verifiably a
+    creagraph store (:func:`_store_marker`) and holds nothing but the store's own files.
+    """
+    if not target.exists() and not target.is_symlink():
+        return
+    if not target.is_dir():
+        raise InputError(f"{target}: exists and is not a directory; refusing to replace it")
+    try:
+        names = sorted(entry.name for entry in os.scandir(target))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot be listed ({exc.strerror})") from None
+    if not names:
+        return
+    fix = "choose another --store, or move its contents away"
+    if _store_marker(target) is None:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise InputError(
+            f"{target}: not a creagraph store (it holds {shown}); refusing to replace it — {fix}"
+        )
+    foreign = [name for name in names if name not in _STORE_NAMES]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+        raise InputError(
+            f"{target}: a creagraph store that also holds files the import did not write "
+            f"({shown}); refusing to replace it — {fix}"
+        )
+
+
+#: A build folder without a lock file (from before locks) is stale after this many seconds.
+_UNLOCKED_BUILD_AGE = 24 * 3600
+#: The part of a build folder's name after ``.<store>`` (``tempfile.mkdtemp``'s pattern).
+_MKDTEMP_NAME = re.compile(r"\.[a-z0-9_]{8}\.tmp")
+
+
+class _BuildLock:
+    """An exclusive lock held on ``<build folder>.lock`` while an import builds there.
+
+    The operating system drops the lock when the process dies (``kill -9`` included), so a
+    later import can tell a build folder that is still in use from one left by a killed run.
+    """
+
+    def __init__(self, folder: Path):
+        import fcntl
+
+        self.path = folder.with_name(folder.name + ".lock")
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(self._fd, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _lock_is_free(path: Path) -> bool:
+    """Whether nobody holds the lock file ``path`` (taken and released at once if so)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return True
+
+
+def _clean_stale_builds(target: Path) -> list[Path]:
+    """Remove build folders (``.<store>.*.tmp``) that killed imports left beside ``target``.
+
+    Only folders an import made and nobody uses are removed: one whose lock file is free
+    (its import died), or — from versions before lock files — one holding nothing but store
+    files and untouched for a day. A build in progress (lock held) is never touched.
+    Returns the folders removed.
+    """
+    parent = target.parent
+    if not parent.is_dir():
+        return []
+    removed = []
+    for folder in sorted(parent.glob(f".{target.name}.*.tmp")):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        lock = folder.with_name(folder.name + ".lock")
+        try:
+            if lock.exists():
+                stale = _lock_is_free(lock)
+            elif not _MKDTEMP_NAME.fullmatch(folder.name[len(target.name) + 1 :]):
+                stale = False
+            else:
+                names = {entry.name for entry in os.scandir(folder)}
+                newest = max(
+                    [folder.stat().st_mtime]
+                    + [(folder / name).stat().st_mtime for name in names]
+                )
+                stale = names <= _STORE_NAMES and time.time() - newest > _UNLOCKED_BUILD_AGE
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(folder, ignore_errors=True)
+            if lock.exists() and _lock_is_free(lock):
+                lock.unlink(missing_ok=True)
+            removed.append(folder)
+    for lock in parent.glob(f".{target.name}.*.tmp.lock"):  # a lock without its folder
+        if not lock.with_suffix("").exists() and _lock_is_free(lock):
+            lock.unlink(missing_ok=True)
+    return removed
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    # Two renames: a crash between them leaves no store at ``target`` but the old one intact
+    # beside it, which opening the store then reports (see _interrupted_swap).
+    if target.exists():
+        _check_replaceable(target)  # again: the folder may have changed during the build
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(new, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new, target)
