@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["ChatClient", "LLMError"]
+from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 
-_RETRY_STATUS = {429, 500, 502, 503, 504}
+__all__ = ["ChatClient", "LLMError"]
 
 
 class LLMError(RuntimeError):
@@ -99,8 +99,8 @@ class ChatClient:
         headers = {"Content-Type": "application/json", "User-Agent": "creagraph"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
+
+        def attempt(_: int) -> str:
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
                 self.requests_sent += 1
@@ -108,26 +108,36 @@ class ChatClient:
                     payload = json.loads(response.read().decode("utf-8"))
                 return _content(payload, self.url)
             except urllib.error.HTTPError as exc:
-                if exc.code not in _RETRY_STATUS:
+                if exc.code not in RETRY_STATUS:
                     raise LLMError(
                         f"{self.url}: HTTP {exc.code} {exc.reason}", status=exc.code
                     ) from exc
-                last = exc
+                raise Retry(exc) from exc
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = exc
+                raise Retry(exc) from exc
             except json.JSONDecodeError as exc:
                 raise LLMError(f"{self.url}: response is not JSON ({exc.msg})") from exc
-            if attempt < self.retries:
-                self._sleep(self.backoff * (2**attempt))
+
+        return with_retries(
+            attempt,
+            retries=self.retries,
+            backoff=self.backoff,
+            sleep=self._sleep,
+            give_up=self._giving_up,
+        )
+
+    def _giving_up(self, last: BaseException | None) -> LLMError:
+        """The error once every attempt failed: ``status`` the last HTTP status, and
+        ``unreachable`` when the server could not be reached at all (not a timeout)."""
         status = last.code if isinstance(last, urllib.error.HTTPError) else None
         timed_out = isinstance(last, TimeoutError) or isinstance(
             getattr(last, "reason", None), TimeoutError
         )
-        raise LLMError(
+        return LLMError(
             f"{self.url}: giving up after {self.retries + 1} attempts: {last}",
             status=status,
             unreachable=status is None and not timed_out,
-        ) from last
+        )
 
 
 def _content(payload: Any, url: str) -> str:

@@ -53,6 +53,7 @@ from creagraph.core.graph import (
 )
 from creagraph.core.io import InputError
 from creagraph.core.paths import wikidata_dir
+from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import (
     id_number,
@@ -69,7 +70,6 @@ DEFAULT_USER_AGENT = (
     f"creagraph/{__version__} (research tool measuring language-model creativity; "
     "https://github.com/creagraph/creagraph)"
 )
-_RETRY_STATUS = {429, 500, 502, 503, 504}
 _LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 _DESC = "http://schema.org/description"
@@ -391,38 +391,42 @@ class SparqlKG:
         return result
 
     def _send(self, query: str) -> dict[str, Any]:
-        attempts = self.retries + 1
-        last, cause = "nothing sent", None
-        for attempt in range(attempts):
-            wait = self.backoff * (2**attempt)
+        """The results of ``query``, retried with backoff (:func:`.with_retries`)."""
+        return with_retries(
+            lambda attempt: self._attempt(query, attempt),
+            retries=self.retries,
+            backoff=self.backoff,
+            sleep=self._sleep,
+            give_up=lambda last: SparqlError(
+                f"{self.endpoint}: giving up after {self.retries + 1} attempts "
+                f"(retries={self.retries}); last: {getattr(last, 'last', 'nothing sent')}"
+            ),
+        )
+
+    def _attempt(self, query: str, attempt: int) -> dict[str, Any]:
+        """One try (number ``attempt``, from 0): the SPARQL JSON results, :class:`Retry` when
+        another try may help, or :class:`SparqlError` when none can (a 4xx, an answer over
+        the size cap, a ``Retry-After`` longer than ``max_retry_after``)."""
+        try:
+            self.requests_sent += 1
+            body = self._post(query)
             try:
-                self.requests_sent += 1
-                body = self._post(query)
-                try:
-                    result = json.loads(body)
-                except (ValueError, RecursionError) as exc:  # a body cut short or not JSON
-                    raise _Failed(f"unreadable response ({str(exc)[:100]})") from exc
-                if not (isinstance(result, dict) and ("results" in result or "boolean" in result)):
-                    raise _Failed(f"not SPARQL JSON results ({type(result).__name__})")
-                return result
-            except _Failed as exc:
-                last, cause = exc.last, exc
-                if not exc.retry:
-                    raise SparqlError(f"{self.endpoint}: {last}") from exc
-                if exc.retry_after is not None:
-                    if exc.retry_after > self.max_retry_after:
-                        raise SparqlError(
-                            f"{self.endpoint}: {last} after {attempt + 1} attempt(s); the server "
-                            f"asks to wait {exc.retry_after:.0f} s (Retry-After), more than "
-                            f"max_retry_after={self.max_retry_after:g} s"
-                        ) from exc
-                    wait = max(wait, exc.retry_after)
-            if attempt < self.retries:
-                self._sleep(wait)
-        raise SparqlError(
-            f"{self.endpoint}: giving up after {attempts} attempts (retries={self.retries}); "
-            f"last: {last}"
-        ) from cause
+                result = json.loads(body)
+            except (ValueError, RecursionError) as exc:  # a body cut short or not JSON
+                raise _Failed(f"unreadable response ({str(exc)[:100]})") from exc
+            if not (isinstance(result, dict) and ("results" in result or "boolean" in result)):
+                raise _Failed(f"not SPARQL JSON results ({type(result).__name__})")
+            return result
+        except _Failed as exc:
+            if not exc.retry:
+                raise SparqlError(f"{self.endpoint}: {exc.last}") from exc
+            if exc.retry_after is not None and exc.retry_after > self.max_retry_after:
+                raise SparqlError(
+                    f"{self.endpoint}: {exc.last} after {attempt + 1} attempt(s); the server "
+                    f"asks to wait {exc.retry_after:.0f} s (Retry-After), more than "
+                    f"max_retry_after={self.max_retry_after:g} s"
+                ) from exc
+            raise Retry(exc, after=exc.retry_after) from exc
 
     def _connection(self) -> tuple[http.client.HTTPConnection, str]:
         """A connection to the endpoint (through a proxy from the environment, if one is
@@ -458,33 +462,16 @@ class SparqlKG:
         """One POST of ``query``; the raw body of a 2xx answer, or :class:`_Failed`.
 
         The whole exchange must end within ``timeout`` seconds: a timer shuts the socket
-        down at the deadline, so no read can outlast it. The body is read in pieces and
-        abandoned as soon as it exceeds ``max_response_bytes``.
+        down at the deadline (:meth:`_connect`), so no read can outlast it. The body is read
+        in pieces and abandoned as soon as it exceeds ``max_response_bytes``
+        (:meth:`_read_body`).
         """
-        limit = self.max_response_bytes
         conn, target = self._connection()
         expired = threading.Event()
         timer: threading.Timer | None = None
-        started = time.monotonic()
         answered = False  # whether the status line and headers arrived
         try:
-            try:
-                conn.connect()
-            except TimeoutError as exc:
-                raise _Failed(f"no response within {self.timeout:g} s") from exc
-            except OSError as exc:
-                raise _Failed(f"network error ({exc})") from exc
-            sock = conn.sock
-
-            def cut_off() -> None:
-                expired.set()
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-            left = max(0.0, self.timeout - (time.monotonic() - started))
-            timer = threading.Timer(left, cut_off)
-            timer.daemon = True
-            timer.start()
+            timer = self._connect(conn, expired)
             data = urlencode({"query": query}).encode("utf-8")
             conn.request(
                 "POST",
@@ -499,33 +486,13 @@ class SparqlKG:
             )
             response = conn.getresponse()
             answered = True
-            if not 200 <= response.status < 300:
-                reason = f"HTTP {response.status} {response.reason}".rstrip()
-                detail = response.read1(2048).decode("utf-8", "replace")
-                detail = " ".join(detail.split())[:200]
-                retry_after = _retry_after(response.getheader("Retry-After"))
-                if response.status not in _RETRY_STATUS:
-                    raise _Failed(
-                        reason + (f" ({detail})" if detail else ""), retry=False
-                    )
-                raise _Failed(reason, retry_after=retry_after)
-            declared = response.getheader("Content-Length")
-            if declared and declared.strip().isdigit() and int(declared) > limit:
-                raise _Failed(self._too_large(int(declared)), retry=False)
-            chunks, size = [], 0
-            while True:
-                piece = response.read1(1 << 16)
-                if not piece:
-                    break
-                size += len(piece)
-                if size > limit:
-                    raise _Failed(self._too_large(size, more=True), retry=False)
-                chunks.append(piece)
+            self._check_status(response)
+            body = self._read_body(response)
             if expired.is_set():
                 raise _Failed(self._late(answered))
             if response.length:  # the connection ended before the declared Content-Length
                 raise http.client.IncompleteRead(b"", response.length)
-            return b"".join(chunks)
+            return body
         except _Failed:
             raise
         except TimeoutError as exc:
@@ -538,6 +505,60 @@ class SparqlKG:
             if timer is not None:
                 timer.cancel()
             conn.close()
+
+    def _connect(
+        self, conn: http.client.HTTPConnection, expired: threading.Event
+    ) -> threading.Timer:
+        """Connect, then start the timer that sets ``expired`` and shuts the socket down
+        when ``timeout`` seconds (counted from before connecting) have passed."""
+        started = time.monotonic()
+        try:
+            conn.connect()
+        except TimeoutError as exc:
+            raise _Failed(f"no response within {self.timeout:g} s") from exc
+        except OSError as exc:
+            raise _Failed(f"network error ({exc})") from exc
+        sock = conn.sock
+
+        def cut_off() -> None:
+            expired.set()
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        left = max(0.0, self.timeout - (time.monotonic() - started))
+        timer = threading.Timer(left, cut_off)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _check_status(self, response: http.client.HTTPResponse) -> None:
+        """:class:`_Failed` for an answer that is not 2xx (retried for 429/5xx, with the
+        ``Retry-After``) or that declares a body over the size cap (not retried)."""
+        if not 200 <= response.status < 300:
+            reason = f"HTTP {response.status} {response.reason}".rstrip()
+            detail = response.read1(2048).decode("utf-8", "replace")
+            detail = " ".join(detail.split())[:200]
+            retry_after = _retry_after(response.getheader("Retry-After"))
+            if response.status not in RETRY_STATUS:
+                raise _Failed(reason + (f" ({detail})" if detail else ""), retry=False)
+            raise _Failed(reason, retry_after=retry_after)
+        declared = response.getheader("Content-Length")
+        if declared and declared.strip().isdigit() and int(declared) > self.max_response_bytes:
+            raise _Failed(self._too_large(int(declared)), retry=False)
+
+    def _read_body(self, response: http.client.HTTPResponse) -> bytes:
+        """The body, read in pieces; :class:`_Failed` (not retried) once it exceeds
+        ``max_response_bytes``."""
+        chunks, size = [], 0
+        while True:
+            piece = response.read1(1 << 16)
+            if not piece:
+                break
+            size += len(piece)
+            if size > self.max_response_bytes:
+                raise _Failed(self._too_large(size, more=True), retry=False)
+            chunks.append(piece)
+        return b"".join(chunks)
 
     def _late(self, answered: bool) -> str:
         if answered:

@@ -1,0 +1,106 @@
+"""Bounded retries with exponential backoff, shared by every client that talks to a server
+(the SPARQL backend, the LLM chat client; SPEC §2 on politeness).
+
+One attempt is a callable that returns its result, raises :class:`Retry` when another
+attempt may help (HTTP 429/5xx, a timeout, a dropped connection), or raises anything else
+to stop at once. :func:`with_retries` makes at most ``retries + 1`` attempts and waits
+``backoff * 2**attempt`` seconds between them — longer when the failure asks for it (a
+server's ``Retry-After``) — and when attempts run out raises the error the caller builds
+from the last failure, chained to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["RETRY_STATUS", "Retry", "with_retries"]
+
+T = TypeVar("T")
+
+#: HTTP statuses worth another attempt: too many requests and transient server errors.
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class Retry(Exception):
+    """Raised by one attempt: it failed, and another attempt may succeed.
+
+    Parameters
+    ----------
+    cause : BaseException
+        The failure, handed to the caller's ``give_up`` when attempts run out.
+    after : float, optional
+        The least number of seconds to wait before the next attempt (a server's
+        ``Retry-After``); the backoff is used when it is longer.
+    """
+
+    def __init__(self, cause: BaseException, *, after: float | None = None):
+        super().__init__(str(cause))
+        self.cause = cause
+        self.after = after
+
+
+def with_retries(
+    attempt: Callable[[int], T],
+    *,
+    retries: int,
+    backoff: float,
+    sleep: Callable[[float], None],
+    give_up: Callable[[BaseException | None], BaseException],
+) -> T:
+    """Call ``attempt(i)`` for ``i = 0, 1, …, retries`` until one returns.
+
+    Parameters
+    ----------
+    attempt : callable
+        One attempt, given its number (from 0). A :class:`Retry` it raises is retried; any
+        other exception propagates at once.
+    retries : int
+        Further attempts after the first.
+    backoff : float
+        Wait ``backoff * 2**i`` seconds after failed attempt ``i`` (or the failure's
+        :attr:`Retry.after`, when that is longer); no wait after the last attempt.
+    sleep : callable
+        How to wait (``time.sleep``; tests pass a recorder).
+    give_up : callable
+        Builds the error raised when attempts run out, from the last failure's
+        :attr:`Retry.cause` (``None`` when no attempt was made); it is raised chained to
+        that cause.
+
+    Returns
+    -------
+    object
+        What the first successful attempt returned.
+
+    Examples
+    --------
+    >>> waits, calls = [], []
+    >>> def flaky(i):
+    ...     calls.append(i)
+    ...     if i < 2:
+    ...         raise Retry(ConnectionError("refused"), after=3.0 if i == 1 else None)
+    ...     return "ok"
+    >>> with_retries(flaky, retries=4, backoff=1.0, sleep=waits.append, give_up=RuntimeError)
+    'ok'
+    >>> calls, waits
+    ([0, 1, 2], [1.0, 3.0])
+    >>> def down(i):
+    ...     raise Retry(ConnectionError("refused"))
+    >>> with_retries(down, retries=1, backoff=0.5, sleep=waits.append,
+    ...              give_up=lambda last: RuntimeError(f"giving up: {last}"))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: giving up: refused
+    """
+    last: BaseException | None = None
+    for i in range(retries + 1):
+        try:
+            return attempt(i)
+        except Retry as failed:
+            last = failed.cause
+            wait = backoff * (2**i)
+            if failed.after is not None:
+                wait = max(wait, failed.after)
+        if i < retries:
+            sleep(wait)
+    raise give_up(last) from last
