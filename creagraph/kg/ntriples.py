@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, NamedTuple
 
 from creagraph.core.io import InputError
 
@@ -281,103 +281,113 @@ def parse_dump(
         counted under ``skipped["line too long"]``); memory stays bounded by this size.
     """
     rep = report if report is not None else ParseReport()
-    entity_prefix_len = len(WD_ENTITY)
     for lineno, line in _lines(path, on_read, max_line_bytes):
         rep.lines += 1
-        if isinstance(line, int):
-            if strict:
-                raise InputError(
-                    f"{path}:{lineno}: a line of {line:,} bytes, longer than the "
-                    f"{max_line_bytes:,}-byte limit (not a Wikidata N-Triples line)"
-                )
-            rep.skipped["line too long"] += 1
+        item = _parse_line(line, language, max_line_bytes)
+        if item is None:
             continue
-        if line is None:
-            if strict:
-                raise InputError(f"{path}:{lineno}: not UTF-8 text")
-            rep.skipped["malformed line"] += 1
+        if type(item) is _Skip:
+            if strict and item.problem is not None:
+                if item.cause is None:
+                    raise InputError(f"{path}:{lineno}: {item.problem}")
+                raise InputError(f"{path}:{lineno}: {item.problem}") from item.cause
+            rep.skipped[item.reason] += 1
             continue
-        stripped = line.strip()
-        if not stripped or stripped[0] == "#":
-            continue
-        parts = stripped.split(" ", 2)
-        if len(parts) < 3:
-            if strict:
-                raise InputError(
-                    f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
-                )
-            rep.skipped["malformed line"] += 1
-            continue
-        subject, predicate, rest = parts
-        s_iri, p_iri = _iri(subject), _iri(predicate)
-        if s_iri is None and subject.startswith("_:"):
-            rep.skipped["blank-node subject"] += 1
-            continue
-        if s_iri is None or p_iri is None:
-            if strict:
-                raise InputError(
-                    f"{path}:{lineno}: malformed N-Triples line: {stripped[:120]!r}"
-                )
-            rep.skipped["malformed line"] += 1
-            continue
-        if p_iri.startswith(WDT):
-            pid = p_iri[len(WDT) :]
-            sid = s_iri[entity_prefix_len:] if s_iri.startswith(WD_ENTITY) else ""
-            if not rest.endswith("."):
-                if strict:
-                    raise InputError(
-                        f"{path}:{lineno}: malformed N-Triples line (no final '.')"
-                    )
-                rep.skipped["malformed line"] += 1
-                continue
-            obj = rest[:-1].rstrip()
-            o_iri = _iri(obj)
-            if o_iri is None or not o_iri.startswith(WD_ENTITY):
-                rep.skipped["non-item object (literal, value or other IRI)"] += 1
-                continue
-            oid = o_iri[entity_prefix_len:]
-            if not (sid.startswith("Q") and _ENTITY_ID.fullmatch(sid)):
-                rep.skipped["non-item subject (property, lexeme, ...)"] += 1
-                continue
-            if not (oid.startswith("Q") and _ENTITY_ID.fullmatch(oid)):
-                rep.skipped["non-item object (literal, value or other IRI)"] += 1
-                continue
-            if not _ENTITY_ID.fullmatch(pid):
-                rep.skipped["unused predicate"] += 1
-                continue
-            if max(len(sid), len(pid), len(oid)) > _MAX_ID_CHARS:
-                rep.skipped[_ID_TOO_LARGE] += 1
-                continue
+        if type(item) is Statement:
             rep.statements += 1
-            yield Statement(sid, pid, oid)
-            continue
-        kind = _TEXT_PREDICATES.get(p_iri)
-        if kind is None:
-            rep.skipped["unused predicate"] += 1
-            continue
-        if not s_iri.startswith(WD_ENTITY) or not _ENTITY_ID.fullmatch(
-            s_iri[entity_prefix_len:]
-        ):
-            rep.skipped["text of a non-item/property subject"] += 1
-            continue
-        match = _LITERAL.match(rest)
-        if match is None:
-            if strict:
-                raise InputError(f"{path}:{lineno}: malformed literal: {rest[:120]!r}")
-            rep.skipped["malformed line"] += 1
-            continue
-        if (match.group(2) or "").lower() != language.lower():
-            rep.skipped[f"literal not in language {language!r}"] += 1
-            continue
-        try:
-            text = unescape_literal(match.group(1))
-        except ValueError as exc:
-            if strict:
-                raise InputError(f"{path}:{lineno}: {exc}") from exc
-            rep.skipped["malformed line"] += 1
-            continue
-        if len(s_iri) - entity_prefix_len > _MAX_ID_CHARS:
-            rep.skipped[_ID_TOO_LARGE] += 1
-            continue
-        rep.literals += 1
-        yield Literal_(s_iri[entity_prefix_len:], kind, text)  # type: ignore[arg-type]
+        else:
+            rep.literals += 1
+        yield item
+
+
+class _Skip(NamedTuple):
+    """A line :func:`parse_dump` does not keep: the reason counted in the report, and the
+    error (``problem``, ``cause``) raised instead when parsing strictly (``problem`` is
+    ``None`` for lines skipped even then: data outside the graph's vocabulary)."""
+
+    reason: str
+    problem: str | None = None
+    cause: Exception | None = None
+
+
+_MALFORMED = "malformed line"
+_SKIP_BLANK_SUBJECT = _Skip("blank-node subject")
+_SKIP_NON_ITEM_OBJECT = _Skip("non-item object (literal, value or other IRI)")
+_SKIP_NON_ITEM_SUBJECT = _Skip("non-item subject (property, lexeme, ...)")
+_SKIP_UNUSED = _Skip("unused predicate")
+_SKIP_ID_TOO_LARGE = _Skip(_ID_TOO_LARGE)
+_SKIP_TEXT_SUBJECT = _Skip("text of a non-item/property subject")
+_ENTITY_PREFIX_LEN = len(WD_ENTITY)
+
+
+def _parse_line(
+    line: str | None | int, language: str, max_line_bytes: int
+) -> Statement | Literal_ | _Skip | None:
+    """One line as :func:`_lines` gives it: its statement or literal, why it is skipped, or
+    ``None`` for a blank line or a comment."""
+    if isinstance(line, int):
+        return _Skip(
+            "line too long",
+            f"a line of {line:,} bytes, longer than the {max_line_bytes:,}-byte limit "
+            "(not a Wikidata N-Triples line)",
+        )
+    if line is None:
+        return _Skip(_MALFORMED, "not UTF-8 text")
+    stripped = line.strip()
+    if not stripped or stripped[0] == "#":
+        return None
+    parts = stripped.split(" ", 2)
+    if len(parts) < 3:
+        return _Skip(_MALFORMED, f"malformed N-Triples line: {stripped[:120]!r}")
+    subject, predicate, rest = parts
+    s_iri, p_iri = _iri(subject), _iri(predicate)
+    if s_iri is None and subject.startswith("_:"):
+        return _SKIP_BLANK_SUBJECT
+    if s_iri is None or p_iri is None:
+        return _Skip(_MALFORMED, f"malformed N-Triples line: {stripped[:120]!r}")
+    if p_iri.startswith(WDT):
+        return _statement(s_iri, p_iri[len(WDT) :], rest)
+    return _literal(s_iri, p_iri, rest, language)
+
+
+def _statement(s_iri: str, pid: str, rest: str) -> Statement | _Skip:
+    """A ``wdt:`` line: the item-to-item statement, or why it is skipped."""
+    sid = s_iri[_ENTITY_PREFIX_LEN:] if s_iri.startswith(WD_ENTITY) else ""
+    if not rest.endswith("."):
+        return _Skip(_MALFORMED, "malformed N-Triples line (no final '.')")
+    o_iri = _iri(rest[:-1].rstrip())
+    if o_iri is None or not o_iri.startswith(WD_ENTITY):
+        return _SKIP_NON_ITEM_OBJECT
+    oid = o_iri[_ENTITY_PREFIX_LEN:]
+    if not (sid.startswith("Q") and _ENTITY_ID.fullmatch(sid)):
+        return _SKIP_NON_ITEM_SUBJECT
+    if not (oid.startswith("Q") and _ENTITY_ID.fullmatch(oid)):
+        return _SKIP_NON_ITEM_OBJECT
+    if not _ENTITY_ID.fullmatch(pid):
+        return _SKIP_UNUSED
+    if max(len(sid), len(pid), len(oid)) > _MAX_ID_CHARS:
+        return _SKIP_ID_TOO_LARGE
+    return Statement(sid, pid, oid)
+
+
+def _literal(s_iri: str, p_iri: str, rest: str, language: str) -> Literal_ | _Skip:
+    """Any other line: a label, alias or description in ``language``, or why it is skipped."""
+    kind = _TEXT_PREDICATES.get(p_iri)
+    if kind is None:
+        return _SKIP_UNUSED
+    if not s_iri.startswith(WD_ENTITY) or not _ENTITY_ID.fullmatch(
+        s_iri[_ENTITY_PREFIX_LEN:]
+    ):
+        return _SKIP_TEXT_SUBJECT
+    match = _LITERAL.match(rest)
+    if match is None:
+        return _Skip(_MALFORMED, f"malformed literal: {rest[:120]!r}")
+    if (match.group(2) or "").lower() != language.lower():
+        return _Skip(f"literal not in language {language!r}")
+    try:
+        text = unescape_literal(match.group(1))
+    except ValueError as exc:
+        return _Skip(_MALFORMED, str(exc), exc)
+    if len(s_iri) - _ENTITY_PREFIX_LEN > _MAX_ID_CHARS:
+        return _SKIP_ID_TOO_LARGE
+    return Literal_(s_iri[_ENTITY_PREFIX_LEN:], kind, text)  # type: ignore[arg-type]
