@@ -42,6 +42,9 @@ from creagraph.core.graph import (
     Category,
     Edge,
     EntityRecord,
+    FuzzyStep,
+    NameQuery,
+    NameSearch,
     PropertyRecord,
     SearchHit,
     Side,
@@ -49,9 +52,8 @@ from creagraph.core.graph import (
     check_qid,
 )
 from creagraph.core.io import InputError
-from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.build import ImportResult, import_dumps
-from creagraph.kg.common import id_number, id_prefix, inverse_labels, rank_hits, search_text
+from creagraph.kg.common import id_number, inverse_labels
 from creagraph.kg.fuzzy import FuzzyIndex, length_window
 from creagraph.kg.store import (
     _ARRAYS,
@@ -77,7 +79,7 @@ _INT64_MAX = 2**63 - 1
 VERIFY_ON_OPEN_BYTES = 256 * 2**20
 
 
-class EmbeddedKG:
+class EmbeddedKG(NameSearch):
     """The default knowledge-graph backend: an embedded store built by :func:`import_dumps`.
 
     Parameters
@@ -360,28 +362,17 @@ class EmbeddedKG:
             - self._in_indptr[i]
         )
 
-    def search(
-        self,
-        text: str,
-        *,
-        limit: int = 10,
-        fuzzy: bool = True,
-        kind: str = "entity",
-        min_score: float = 80.0,
-    ) -> list[SearchHit]:
-        prefix = id_prefix(kind)
-        text = search_text(text)
-        key, loose = normalize(text), normalize_loose(text)
+    def _name_matches(self, query: NameQuery) -> tuple[list[SearchHit], FuzzyStep]:
         # an empty loose key (text that is all punctuation) would match every such name
         rows = self._sql(
             "SELECT id, kind, text FROM names "
             "WHERE (key = ? OR loose = ?) AND substr(id, 1, 1) = ?",
-            (key, loose if loose else "\x00", prefix),
+            (query.key, query.loose if query.loose else "\x00", query.prefix),
         )
         hits = [SearchHit(i, None, t, k, 100.0, True) for i, k, t in rows]
-        if fuzzy and len({h.id for h in hits}) < limit and loose:
-            hits.extend(self._fuzzy(loose, prefix, limit * 3, min_score))
-        return rank_hits(hits, limit, self._popularity, self.labels)
+        return hits, lambda limit, min_score: self._fuzzy(
+            query.loose, query.prefix, limit, min_score
+        )
 
     def _popularity(self, ids: list[str]) -> dict[str, int]:
         return {i: (self.degree(i) if i[0] == "Q" else 0) for i in ids}
@@ -547,19 +538,19 @@ class EmbeddedKG:
         return {self._qid(int(c)): int(n) for n, c in ranked[:limit]}
 
     def count_subjects(self, prop: str, obj: str) -> int:
-        o = self._node(obj)
-        if o < 0:
-            self._prop(prop)
-            return 0
-        a, b = self._row(self._in_indptr, self._in_prop, o, prop)
-        return b - a
+        return self._count(obj, prop, self._in_indptr, self._in_prop)
 
     def count_objects(self, subject: str, prop: str) -> int:
-        s = self._node(subject)
-        if s < 0:
+        return self._count(subject, prop, self._out_indptr, self._out_prop)
+
+    def _count(self, qid: str, prop: str, indptr: np.ndarray, props: np.ndarray) -> int:
+        """Statements of ``prop`` in ``qid``'s row of one CSR (over subjects or over
+        objects); both ids are checked, and an unknown ``qid`` counts 0."""
+        i = self._node(qid)
+        if i < 0:
             self._prop(prop)
             return 0
-        a, b = self._row(self._out_indptr, self._out_prop, s, prop)
+        a, b = self._row(indptr, props, i, prop)
         return b - a
 
     def categories(

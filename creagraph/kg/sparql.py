@@ -43,6 +43,9 @@ from creagraph.core.graph import (
     Category,
     Edge,
     EntityRecord,
+    FuzzyStep,
+    NameQuery,
+    NameSearch,
     PropertyRecord,
     SearchHit,
     Side,
@@ -57,10 +60,7 @@ from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.common import (
     id_number,
-    id_prefix,
     inverse_labels,
-    rank_hits,
-    search_text,
 )
 from creagraph.kg.ntriples import WD_ENTITY
 
@@ -280,7 +280,26 @@ class _ResponseCache:
             raise self._damaged(exc) from exc
 
 
-class SparqlKG:
+def _fuzzy_rows(
+    rows: list[tuple[str, str, str]], loose: str, limit: int, min_score: float
+) -> list[SearchHit]:
+    """The ``limit`` best (id, kind, text) ``rows`` whose names have a token-sort similarity
+    ≥ ``min_score`` to the normalised search text ``loose`` (best first, then smaller id)."""
+    from rapidfuzz import fuzz
+
+    scored = []
+    for i, k, t in rows:
+        score = fuzz.token_sort_ratio(loose, normalize_loose(t))
+        if score >= min_score:
+            scored.append((score, i, k, t))
+    scored.sort(key=lambda s: (-s[0], id_number(s[1])))
+    return [
+        SearchHit(i, None, t, k, float(score), False)  # type: ignore[arg-type]
+        for score, i, k, t in scored[:limit]
+    ]
+
+
+class SparqlKG(NameSearch):
     """The knowledge-graph interface answered by a SPARQL endpoint.
 
     Parameters
@@ -656,9 +675,10 @@ class SparqlKG:
 
     # -- search ----------------------------------------------------------------------
     def degree(self, qid: str) -> int:
-        return self._degrees([qid]).get(qid, 0)
+        return self._popularity([qid]).get(qid, 0)
 
-    def _degrees(self, ids: list[str]) -> dict[str, int]:
+    def _popularity(self, ids: list[str]) -> dict[str, int]:
+        """Statements per id (0 for properties and unknown ids), a query per 100 ids."""
         qids = [i for i in ids if is_qid(i)]
         out = {i: 0 for i in ids}
         for start in range(0, len(qids), 100):
@@ -700,65 +720,40 @@ class SparqlKG:
                 out.append((ident, kind, row["text"]))
         return out
 
-    def search(
-        self,
-        text: str,
-        *,
-        limit: int = 10,
-        fuzzy: bool = True,
-        kind: str = "entity",
-        min_score: float = 80.0,
-    ) -> list[SearchHit]:
-        prefix = id_prefix(kind)
-        text = search_text(text)
-        key, loose = normalize(text), normalize_loose(text)
-        rows = [r for r in self._name_rows(text) if r[0][0] == prefix]
+    def _name_matches(self, query: NameQuery) -> tuple[list[SearchHit], FuzzyStep]:
+        rows = [r for r in self._name_rows(query.text) if r[0][0] == query.prefix]
+        key, loose = query.key, query.loose
         hits = [
             SearchHit(i, None, t, k, 100.0, True)  # type: ignore[arg-type]
             for i, k, t in rows
             if normalize(t) == key or (loose and normalize_loose(t) == loose)
         ]
-        if fuzzy and len({h.id for h in hits}) < limit and loose:
-            from rapidfuzz import fuzz
-
-            scored = []
-            for i, k, t in rows:
-                score = fuzz.token_sort_ratio(loose, normalize_loose(t))
-                if score >= min_score:
-                    scored.append((score, i, k, t))
-            scored.sort(key=lambda s: (-s[0], id_number(s[1])))
-            hits.extend(
-                SearchHit(i, None, t, k, float(score), False)  # type: ignore[arg-type]
-                for score, i, k, t in scored[: limit * 3]
-            )
-        return rank_hits(hits, limit, self._degrees, self.labels)
+        return hits, lambda limit, min_score: _fuzzy_rows(rows, loose, limit, min_score)
 
     # -- edges -----------------------------------------------------------------------
     def out_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
-        if prop is None:
-            rows = self._select("out_edges", node=_node(qid))
-            edges = {
-                Edge(qid, p, o)
-                for row in rows
-                if (p := _wdt_pid(row["p"])) and (o := _local_id(row["o"]))
-            }
-        else:
-            rows = self._select("out_edges_prop", node=_node(qid), prop=_prop(prop))
-            edges = {Edge(qid, prop, o) for row in rows if (o := _local_id(row["o"]))}
+        ends = self._edge_ends("out", qid, prop, "o")
+        edges = {Edge(qid, p, o) for p, o in ends}
         return sorted(edges, key=lambda e: (id_number(e.property), id_number(e.object)))
 
     def in_edges(self, qid: str, prop: str | None = None) -> list[Edge]:
-        if prop is None:
-            rows = self._select("in_edges", node=_node(qid))
-            edges = {
-                Edge(s, p, qid)
-                for row in rows
-                if (p := _wdt_pid(row["p"])) and (s := _local_id(row["s"]))
-            }
-        else:
-            rows = self._select("in_edges_prop", node=_node(qid), prop=_prop(prop))
-            edges = {Edge(s, prop, qid) for row in rows if (s := _local_id(row["s"]))}
+        ends = self._edge_ends("in", qid, prop, "s")
+        edges = {Edge(s, p, qid) for p, s in ends}
         return sorted(edges, key=lambda e: (id_number(e.property), id_number(e.subject)))
+
+    def _edge_ends(
+        self, direction: str, qid: str, prop: str | None, other: str
+    ) -> list[tuple[str, str]]:
+        """``(PID, other end)`` of ``qid``'s statements in one direction (template
+        ``{direction}_edges``, or ``{direction}_edges_prop`` for one property), the other
+        end read from variable ``other``; rows that are not item-to-item are left out."""
+        if prop is None:
+            rows = self._select(f"{direction}_edges", node=_node(qid))
+            pairs = [(_wdt_pid(row["p"]), _local_id(row[other])) for row in rows]
+        else:
+            rows = self._select(f"{direction}_edges_prop", node=_node(qid), prop=_prop(prop))
+            pairs = [(prop, _local_id(row[other])) for row in rows]
+        return [(p, x) for p, x in pairs if p and x]
 
     def has_triple(self, subject: str, prop: str, obj: str) -> bool:
         return self._ask("ask_triple", subject=_node(subject), prop=_prop(prop), object=_node(obj))
