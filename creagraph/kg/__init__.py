@@ -6,11 +6,15 @@
   from an endpoint into the same N-Triples format.
 """
 
-from typing import TYPE_CHECKING
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
 
 from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from creagraph.core.graph import KnowledgeGraph
     from creagraph.kg.embedded import EmbeddedKG, ImportResult, import_dumps
     from creagraph.kg.ntriples import ParseReport, parse_dump
     from creagraph.kg.pull import PullResult, pull_slice
@@ -43,7 +47,11 @@ __all__ = [
 ]
 
 
-def open_graph(store=None, endpoint: str | None = None, **sparql_options):
+def open_graph(
+    store: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    **sparql_options: Any,
+) -> KnowledgeGraph:
     """Open the backend the user asked for: ``endpoint`` (SPARQL) or ``store`` (embedded).
 
     With neither, the default embedded store (:func:`creagraph.core.paths.default_store_dir`).

@@ -17,11 +17,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
-def _fmt(kg, ident: str) -> str:
-    label = kg.label(ident)
-    return f"{ident} ({label})" if label else ident
-
-
 @app.command("import")
 def import_cmd(
     paths: Annotated[list[Path], typer.Argument(help="N-Triples dump files (.nt/.nt.gz/.nt.bz2).")],

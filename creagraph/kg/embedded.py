@@ -98,6 +98,15 @@ class EmbeddedKG(NameSearch):
     """
 
     backend = "embedded"
+    # the store's arrays (see the module docstring), set from their files by __init__
+    _qnums: np.ndarray
+    _pnums: np.ndarray
+    _out_indptr: np.ndarray
+    _out_prop: np.ndarray
+    _out_obj: np.ndarray
+    _in_indptr: np.ndarray
+    _in_prop: np.ndarray
+    _in_subj: np.ndarray
 
     def __init__(self, store: str | os.PathLike[str]):
         self.store = Path(store)
@@ -450,7 +459,12 @@ class EmbeddedKG(NameSearch):
         )
         return [
             SearchHit(
-                info[lo + idx][0], None, info[lo + idx][2], info[lo + idx][1], float(score), False
+                info[lo + idx][0],
+                None,
+                info[lo + idx][2],
+                info[lo + idx][1],  # type: ignore[arg-type]  # "label" or "alias"
+                float(score),
+                False,
             )
             for _, score, idx in found
         ]

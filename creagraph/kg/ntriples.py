@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal, NamedTuple
+from typing import IO, Literal, NamedTuple, cast
 
 from creagraph.core.io import InputError
 
@@ -190,7 +190,7 @@ def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:
     if on_read is not None:
         raw = io.BufferedReader(_CountingReader(raw, on_read), buffer_size=1 << 20)
     if p.name.endswith(".gz"):
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw)
+        stream: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=raw))
     elif p.name.endswith(".bz2"):
         stream = bz2.BZ2File(raw)
     else:
@@ -286,7 +286,7 @@ def parse_dump(
         item = _parse_line(line, language, max_line_bytes)
         if item is None:
             continue
-        if type(item) is _Skip:
+        if isinstance(item, _Skip):
             if strict and item.problem is not None:
                 if item.cause is None:
                     raise InputError(f"{path}:{lineno}: {item.problem}")

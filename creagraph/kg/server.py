@@ -156,7 +156,7 @@ def make_server(
                 return
             if isinstance(result, ox.QueryTriples):
                 body = result.serialize(format=ox.RdfFormat.N_TRIPLES)
-                self._send(200, "application/n-triples", body)
+                self._send(200, "application/n-triples", body or b"")  # bytes: no output given
             else:
                 body = result.serialize(format=ox.QueryResultsFormat.JSON)
                 self._send(200, "application/sparql-results+json", body)

@@ -627,25 +627,28 @@ class SparqlKG(NameSearch):
         self, idents: Iterable[str]
     ) -> dict[str, tuple[str | None, tuple[str, ...], str | None]]:
         """``id -> (label, aliases, description)`` for many items/properties, batched."""
-        wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
         found: dict[str, list] = {}
+        for ident, row in self._text_rows("records", idents):
+            entry = found.setdefault(ident, [None, set(), None])
+            if row["pred"] == _LABEL and entry[0] is None:
+                entry[0] = row["text"]
+            elif row["pred"] == _DESC and entry[2] is None:
+                entry[2] = row["text"]
+            elif row["pred"] == _ALT:
+                entry[1].add(row["text"])
+        return {i: (e[0], tuple(sorted(e[1])), e[2]) for i, e in found.items()}
+
+    def _text_rows(self, name: str, idents: Iterable[str]) -> Iterator[tuple[str, dict]]:
+        """``(id, row)`` from template ``name`` run over the well-formed ids among ``idents``,
+        200 at a time; each batch's rows in the order of their ``text``."""
+        wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
         for start in range(0, len(wanted), 200):
             chunk = wanted[start : start + 200]
-            rows = self._select(
-                "records", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang
-            )
+            rows = self._select(name, values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang)
             for row in sorted(rows, key=lambda r: r["text"]):
                 ident = _local_id(row["e"])
-                if ident is None:
-                    continue
-                entry = found.setdefault(ident, [None, set(), None])
-                if row["pred"] == _LABEL and entry[0] is None:
-                    entry[0] = row["text"]
-                elif row["pred"] == _DESC and entry[2] is None:
-                    entry[2] = row["text"]
-                elif row["pred"] == _ALT:
-                    entry[1].add(row["text"])
-        return {i: (e[0], tuple(sorted(e[1])), e[2]) for i, e in found.items()}
+                if ident is not None:
+                    yield ident, row
 
     def property_statements(self, pid: str, limit: int) -> list[Edge]:
         """Up to ``limit`` item-to-item statements of property ``pid``."""
@@ -660,17 +663,9 @@ class SparqlKG(NameSearch):
         return self.labels([ident]).get(ident)
 
     def labels(self, idents: Iterable[str]) -> dict[str, str]:
-        wanted = [i for i in dict.fromkeys(idents) if is_qid(i) or is_pid(i)]
         out: dict[str, str] = {}
-        for start in range(0, len(wanted), 200):
-            chunk = wanted[start : start + 200]
-            rows = self._select(
-                "labels", values=" ".join(f"wd:{i}" for i in chunk), lang=self._lang
-            )
-            for row in sorted(rows, key=lambda r: r["text"]):
-                ident = _local_id(row["e"])
-                if ident is not None:
-                    out.setdefault(ident, row["text"])
+        for ident, row in self._text_rows("labels", idents):
+            out.setdefault(ident, row["text"])
         return out
 
     # -- search ----------------------------------------------------------------------

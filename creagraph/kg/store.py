@@ -83,7 +83,7 @@ def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
             arrays[f"{prefix}_{part}"], arrays[f"{prefix}_{part}_at"] = _pack(strings)
         arrays[f"{prefix}_alias"] = np.array([i[1] == "alias" for i in info], dtype=bool)
     with path.open("wb") as handle:
-        np.savez(handle, **arrays)
+        np.savez(handle, **arrays)  # type: ignore[arg-type]  # numpy stubs: kwargs are arrays
 
 
 def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
