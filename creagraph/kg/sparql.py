@@ -58,10 +58,7 @@ from creagraph.core.io import InputError
 from creagraph.core.paths import wikidata_dir
 from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 from creagraph.core.text import normalize, normalize_loose
-from creagraph.kg.common import (
-    id_number,
-    inverse_labels,
-)
+from creagraph.kg.common import id_number, inverse_labels
 from creagraph.kg.ntriples import WD_ENTITY
 
 __all__ = ["SparqlKG", "SparqlError", "sparql_string", "DEFAULT_USER_AGENT", "template"]
@@ -112,6 +109,22 @@ class _Failed(Exception):
         self.last, self.retry, self.retry_after = last, retry, retry_after
 
 
+#: How :func:`sparql_string` writes characters a SPARQL string cannot hold as they are: the
+#: short escapes, and ``\uXXXX`` for every other control character.
+_SPARQL_ESCAPES = {
+    ord("\\"): "\\\\",
+    ord('"'): '\\"',
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+    ord("\b"): "\\b",
+    ord("\f"): "\\f",
+}
+_SPARQL_ESCAPES.update(
+    {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F) if c not in _SPARQL_ESCAPES}
+)
+
+
 def sparql_string(text: str, lang: str | None = None) -> str:
     r"""A SPARQL string literal for arbitrary user text (quotes, backslashes, newlines...).
 
@@ -122,27 +135,7 @@ def sparql_string(text: str, lang: str | None = None) -> str:
     >>> sparql_string("Paris", "en")
     '"Paris"@en'
     """
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    literal = '"' + "".join(out) + '"'
+    literal = '"' + text.translate(_SPARQL_ESCAPES) + '"'
     if lang is not None:
         if not lang.replace("-", "").isalnum():
             raise ValueError(f"invalid language tag {lang!r}")
