@@ -48,7 +48,7 @@ def embedded(tmp_path_factory):
 
 
 @pytest.fixture
-def sparql(tmp_path):
+def sparql():
     return SparqlKG("http://127.0.0.1:9/sparql", cache=False)  # nothing is sent
 
 
