@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from creagraph.core.io import atomic_write, write_records
 from creagraph.report import figures
@@ -32,6 +32,9 @@ from creagraph.report.tables import (
     relation_breakdown,
     source_relations,
 )
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: Below this share of triples decided by the kg judge, the report shows a caveat.
 DECIDED_CAVEAT = 0.5
@@ -71,7 +74,7 @@ class _Section(NamedTuple):
 
 
 @cache
-def _templates():
+def _templates() -> jinja2.Environment:
     """The jinja2 environment over the package's templates (autoescape on; an undefined
     name is an error, not an empty string)."""
     import jinja2
