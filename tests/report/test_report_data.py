@@ -182,21 +182,22 @@ def test_report_shows_ceiling_and_judge_failures(tmp_path):
 
 
 def test_templates_ship_as_package_data():
-    """Every template of the page is matched by the package-data globs, so a wheel (a
-    non-editable install) carries them; the page loads them through the package."""
+    """Every template of the page is package data of ``creagraph.report.templates`` (a
+    data-only package listed in pyproject), so a wheel (a non-editable install) carries
+    them; the page loads them through the package (jinja2.PackageLoader)."""
     import fnmatch
     import tomllib
     from pathlib import Path
 
     import creagraph.report
 
-    root = Path(creagraph.report.__file__).parent
+    folder = Path(creagraph.report.__file__).parent / "templates"
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    globs = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"][
-        "creagraph.report"
-    ]
-    templates = sorted(p.relative_to(root).as_posix() for p in (root / "templates").iterdir())
-    assert "templates/page.html.j2" in templates
+    setuptools = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
+    assert "creagraph.report.templates" in setuptools["packages"]
+    globs = setuptools["package-data"]["creagraph.report.templates"]
+    templates = sorted(p.name for p in folder.iterdir())
+    assert "page.html.j2" in templates
     unshipped = [t for t in templates if not any(fnmatch.fnmatch(t, g) for g in globs)]
     assert not unshipped, f"add to [tool.setuptools.package-data]: {unshipped}"
 
