@@ -251,8 +251,8 @@ def _relation_pivot(breakdown: list[dict[str, Any]]) -> tuple[list[str], list[di
     for relation in sorted(cells):
         row = [_fmt(relation)]
         for m in models:
-            r = cells[relation].get(m)
-            row.append("–" if r is None else f"{_fmt(r['mean_utility'])} ({r['n_queries']})")
+            c = cells[relation].get(m)
+            row.append("–" if c is None else f"{_fmt(c['mean_utility'])} ({c['n_queries']})")
         rows.append(_row(row, relation=relation))
     return models, rows
 
@@ -263,7 +263,8 @@ def _relations_section(
     """A block per relation kind with a breakdown; the source kind says when no input names
     the source relations, the query kind is left out when no query names ``rel_b``."""
     relations = source_relations(relation_records)
-    blocks, shown = [], []
+    blocks: list[dict[str, Any]] = []
+    shown: list[_Figure] = []
     for key, file, what in _RELATION_KINDS:
         breakdown = relation_breakdown(queries, key, relations)
         if not breakdown:
