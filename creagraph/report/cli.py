@@ -22,6 +22,18 @@ REPORT_OUTPUTS = (
 )
 
 
+# The repeatable path options (each ``None`` when not given).
+GroundingOpt = Annotated[list[Path] | None, typer.Option(
+    "--grounding", help="Extra score output (kg judge, e.g. on a subset) used for grounding "
+    "coverage only; repeatable.")]
+QueriesOpt = Annotated[list[Path] | None, typer.Option(
+    "--queries", help="Generated queries or CREATE answer files naming each query's source "
+    "relation (for the per-relation breakdown); repeatable.")]
+TigOpt = Annotated[list[Path] | None, typer.Option(
+    "--tig", help="`creagraph tig clusters|anchors` output (JSONL file, or a dir with "
+    "clusters.jsonl/anchors.jsonl); repeatable.")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``report`` command to the top-level app."""
 
@@ -32,30 +44,9 @@ def register(app: typer.Typer) -> None:
         distinct_dir: Annotated[
             Path | None, typer.Option("--distinct", help="Output dir of `creagraph distinct`.")
         ] = None,
-        grounding: Annotated[
-            list[Path] | None,
-            typer.Option(
-                "--grounding",
-                help="Extra score output (kg judge, e.g. on a subset) used for grounding "
-                "coverage only; repeatable.",
-            ),
-        ] = None,
-        queries: Annotated[
-            list[Path] | None,
-            typer.Option(
-                "--queries",
-                help="Generated queries or CREATE answer files naming each query's source "
-                "relation (for the per-relation breakdown); repeatable.",
-            ),
-        ] = None,
-        tig: Annotated[
-            list[Path] | None,
-            typer.Option(
-                "--tig",
-                help="`creagraph tig clusters|anchors` output (JSONL file, or a dir with "
-                "clusters.jsonl/anchors.jsonl); repeatable.",
-            ),
-        ] = None,
+        grounding: GroundingOpt = None,
+        queries: QueriesOpt = None,
+        tig: TigOpt = None,
         top_clusters: Annotated[int, typer.Option(help="Cliché clusters shown per task.")] = 5,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
         title: Annotated[str, typer.Option(help="Page title.")] = "creagraph report",

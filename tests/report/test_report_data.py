@@ -179,3 +179,51 @@ def test_report_shows_ceiling_and_judge_failures(tmp_path):
     assert float(board["a"]["ceiling_fraction_0.9"]) == 0.5
     assert float(board["b"]["graph_path_recall"]) == 0.0
     assert board["a"]["tier"] == "1"
+
+
+def test_templates_ship_as_package_data():
+    """Every template of the page is package data of ``creagraph.report.templates`` (a
+    data-only package listed in pyproject), so a wheel (a non-editable install) carries
+    them; the page loads them through the package (jinja2.PackageLoader)."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    import creagraph.report
+
+    folder = Path(creagraph.report.__file__).parent / "templates"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    setuptools = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]
+    assert "creagraph.report.templates" in setuptools["packages"]
+    globs = setuptools["package-data"]["creagraph.report.templates"]
+    templates = sorted(p.name for p in folder.iterdir())
+    assert "page.html.j2" in templates
+    unshipped = [t for t in templates if not any(fnmatch.fnmatch(t, g) for g in globs)]
+    assert not unshipped, f"add to [tool.setuptools.package-data]: {unshipped}"
+
+
+def test_page_escapes_every_input_text(tmp_path):
+    """Autoescape is on: markup in model names, relations, cluster labels, checklist
+    questions and the title reaches the page as text (the browser test sees it rendered)."""
+    import html
+
+    from creagraph.report import write_report
+
+    evil = "<script>x</script> & \"q\" 'a'"
+    queries = [{"model": evil, "utility": {"0.7": u, "0.9": u}, "rel_b": f"<i>{u}</i>",
+                "utility_curve": {"0.0": u, "1.0": u}, "n_kept": 1, "judge": evil,
+                "triple_status": {"verified": 1, "unknown": 3}} for u in (1.0, 2.0)]
+    queries[0]["judge"] = "kg"
+    clusters = [{"id": "c", "task_id": "<task>", "summary": "<b>s</b>", "cliche_score": 0.5,
+                 "comparison_key": "<a>||b"}]
+    anchors = [{"task_id": "<task>", "comparison_key": "<a>||b", "cluster_id": "c",
+                "cliche_score": 0.5, "text": "<u>question</u>?"}]
+    page = write_report(queries, tmp_path, n_resamples=50, tig_clusters=clusters,
+                        tig_anchors=anchors, title="<h1>t</h1>")[0].read_text()
+    for tag in ("<script", "<i>", "<b>s", "<task>", "<a>", "<u>", "<h1>t"):
+        assert tag not in page
+    for text in ("&lt;script&gt;x&lt;/script&gt; &amp; ", "&lt;i&gt;1.0&lt;/i&gt;",
+                 "&lt;b&gt;s&lt;/b&gt;", "&lt;u&gt;question&lt;/u&gt;?", "&lt;task&gt;",
+                 "<title>&lt;h1&gt;t&lt;/h1&gt;</title>"):
+        assert text in page
+    assert evil in html.unescape(page)  # quotes escaped too, as text
