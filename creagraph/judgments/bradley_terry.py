@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,11 +49,16 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
+from creagraph.judgments.choices import BootstrapUnit, Ties
+
 __all__ = [
     "LEFT",
     "RIGHT",
     "TIE",
     "TiePolicy",
+    "Ties",
+    "BootstrapUnit",
+    "RecordError",
     "Comparisons",
     "BTResult",
     "NotIdentifiableError",
@@ -62,6 +67,7 @@ __all__ = [
     "parse_outcome",
     "apply_empty_rule",
     "make_comparisons",
+    "comparisons_from_records",
     "count_matrices",
     "is_identifiable",
     "bt_mle",
@@ -109,6 +115,26 @@ class DisconnectedComparisonsError(ValueError):
     def __init__(self, message: str, components: list[list[str]]):
         super().__init__(message)
         self.components = components
+
+
+class RecordError(ValueError):
+    """A bad input record, located: ``str()`` reads ``"<what> <index>: <detail>"``.
+
+    Attributes
+    ----------
+    index : int
+        Position of the record (0-based), for the caller to turn into a file line.
+    column : str or None
+        The column at fault, when known.
+    detail : str
+        What is wrong, without the location.
+    """
+
+    def __init__(self, index: int, column: str | None, detail: str, *, what: str = "record"):
+        super().__init__(f"{what} {index}: {detail}")
+        self.index = index
+        self.column = column
+        self.detail = detail
 
 
 class ConvergenceWarning(UserWarning):
@@ -294,7 +320,7 @@ def make_comparisons(
         try:
             outcome[k] = parse_outcome(w, a, b)
         except ValueError as exc:
-            raise ValueError(f"comparison {k}: {exc}") from None
+            raise RecordError(k, None, str(exc), what="comparison") from None
     if left_empty is not None or right_empty is not None:
         le = np.zeros(n, bool) if left_empty is None else np.asarray(left_empty, bool)
         re = np.zeros(n, bool) if right_empty is None else np.asarray(right_empty, bool)
@@ -311,6 +337,99 @@ def make_comparisons(
         raters=None if raters is None else np.asarray(list(raters), dtype=object),
         prompts=None if prompts is None else np.asarray(list(prompts), dtype=object),
     )
+
+
+def _is_blank(value: Any) -> bool:
+    return value in (None, "")
+
+
+def _truthy(value: Any) -> bool:
+    """A flag cell: a bool, or ``1``/``true``/``yes``/``y``/``t`` (any case)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"1", "true", "yes", "y", "t"}
+
+
+def comparisons_from_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    left: str,
+    right: str,
+    winner: str,
+    weight: str | None = None,
+    left_empty: str | None = None,
+    right_empty: str | None = None,
+    rater: str | None = None,
+    prompt: str | None = None,
+) -> Comparisons:
+    """:func:`make_comparisons` from records (e.g. the rows of a table), by column name.
+
+    Parameters
+    ----------
+    records : sequence of mapping
+        One comparison per record.
+    left, right, winner : str
+        Columns of the two items and of the winner cell (:func:`parse_outcome`).
+    weight : str, optional
+        Column of numeric weights.
+    left_empty, right_empty : str, optional
+        Columns flagging an empty response (``true``/``false``, ``1``/``0``, ``yes``/``no``).
+    rater, prompt : str, optional
+        Columns of the rater and prompt ids.
+
+    Raises
+    ------
+    RecordError
+        A record with an empty item, an item compared with itself, a weight that is not a
+        number or a winner cell that names neither side — with the record's index and
+        the column at fault.
+    ValueError
+        Any other inconsistency (e.g. a negative weight).
+
+    Examples
+    --------
+    >>> c = comparisons_from_records([{"l": "a", "r": "b", "w": "b"}], left="l", right="r",
+    ...                              winner="w")
+    >>> c.items, c.outcome.tolist()
+    (['a', 'b'], [-1])
+    >>> comparisons_from_records([{"l": "a", "r": "a", "w": "l"}], left="l", right="r",
+    ...                          winner="w")
+    Traceback (most recent call last):
+    ...
+    creagraph.judgments.bradley_terry.RecordError: record 0: item compared with itself
+    """
+    ls, rs, ws, wts = [], [], [], []
+    for k, r in enumerate(records):
+        a, b = r.get(left), r.get(right)
+        if _is_blank(a) or _is_blank(b):
+            raise RecordError(k, left if _is_blank(a) else right, "empty item")
+        if str(a) == str(b):
+            raise RecordError(k, right, "item compared with itself")
+        ls.append(str(a))
+        rs.append(str(b))
+        ws.append(r.get(winner))
+        if weight:
+            try:
+                wts.append(float(r[weight]))
+            except (TypeError, ValueError):
+                raise RecordError(k, weight, f"not a number: {r.get(weight)!r}") from None
+
+    def column(name: str | None, convert: Any = None) -> list[Any] | None:
+        if not name:
+            return None
+        return [convert(r.get(name)) if convert else r.get(name) for r in records]
+
+    try:
+        return make_comparisons(
+            ls, rs, ws,
+            weight=wts if weight else None,
+            left_empty=column(left_empty, _truthy),
+            right_empty=column(right_empty, _truthy),
+            raters=column(rater),
+            prompts=column(prompt),
+        )
+    except RecordError as exc:
+        raise RecordError(exc.index, winner, exc.detail) from None
 
 
 def _check_arrays(
@@ -1031,14 +1150,14 @@ def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
 def bradley_terry(
     comparisons: Comparisons,
     *,
-    ties: TiePolicy = "exclude",
+    ties: TiePolicy | Ties = "exclude",
     alpha: float = 0.0,
     n_bootstrap: int = 0,
     ci: float = 0.95,
     seed: int | None = 0,
     degenerate_alpha: float = 0.01,
     show_progress: bool = False,
-    cluster: Literal["comparison", "rater", "prompt"] = "comparison",
+    cluster: Literal["comparison", "rater", "prompt"] | BootstrapUnit = "comparison",
     across_components: bool = False,
 ) -> BTResult:
     """Fit a Bradley–Terry leaderboard with diagnostics, intervals, ranks and tiers.
