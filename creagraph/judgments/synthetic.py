@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from creagraph.judgments.hcb import AXES, STAGES, HCBData
+from creagraph.judgments.hcb_io import AXES, STAGES, HCBData
 
 __all__ = [
     "HCBTruth",
