@@ -728,6 +728,12 @@ def _fmt(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+def _md_table(title: str, header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown section: blank line, ``## title``, blank line, then the table."""
+    return ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)]
+
+
 def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
     lines = ["# HCB convergence / divergence", ""]
     lines.append(
@@ -740,36 +746,31 @@ def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
         "a phase combines its domains when their model sets differ. "
         "Raters' favourites: how many raters rate each model highest (the spread of taste)."
     )
-    lines += ["", "## Per phase (over domains)", "",
-              "| stage | axis | α interval | Kendall's W | W p | models differ | "
-              "raters' favourites | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in tables["convergence_phase"]:
-        lines.append(
-            f"| {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['kendalls_w'])} | {_fmt(r['kendalls_w_p'])} | "
-            f"{_fmt(r['models_differ'])} | {r['rater_top_models'] or '–'} | {r['verdict']} |"
-        )
-    lines += ["", "## Per domain × phase", "",
-              "| domain | stage | axis | α interval | Friedman p | Kendall's W | "
-              "raters differing | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in tables["convergence"]:
-        lines.append(
-            f"| {r['domain']} | {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['friedman_p'])} | {_fmt(r['kendalls_w'])} | "
-            f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']} | {r['verdict']} |"
-        )
+    lines += _md_table(
+        "Per phase (over domains)",
+        ["stage", "axis", "α interval", "Kendall's W", "W p", "models differ",
+         "raters' favourites", "verdict"],
+        [[r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
+          _fmt(r["kendalls_w_p"]), _fmt(r["models_differ"]), r["rater_top_models"] or "–",
+          r["verdict"]] for r in tables["convergence_phase"]],
+    )
+    lines += _md_table(
+        "Per domain × phase",
+        ["domain", "stage", "axis", "α interval", "Friedman p", "Kendall's W",
+         "raters differing", "verdict"],
+        [[r["domain"], r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["friedman_p"]),
+          _fmt(r["kendalls_w"]), f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']}",
+          r["verdict"]] for r in tables["convergence"]],
+    )
     if tables["axis_correlations"]:
-        lines += ["", "## Correlations between axes (all phases)", "",
-                  "| axes | Pearson r (95% CI) | Spearman ρ | n |", "|---|---|---|---|"]
-        for r in tables["axis_correlations"]:
-            if r["stage"] == "all":
-                lines.append(
-                    f"| {r['axis_a']} × {r['axis_b']} | {_fmt(r['pearson_r'])} "
-                    f"({_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}) | "
-                    f"{_fmt(r['spearman_rho'])} | {r['n']} |"
-                )
+        lines += _md_table(
+            "Correlations between axes (all phases)",
+            ["axes", "Pearson r (95% CI)", "Spearman ρ", "n"],
+            [[f"{r['axis_a']} × {r['axis_b']}",
+              f"{_fmt(r['pearson_r'])} ({_fmt(r['ci_low'])}, {_fmt(r['ci_high'])})",
+              _fmt(r["spearman_rho"]), r["n"]]
+             for r in tables["axis_correlations"] if r["stage"] == "all"],
+        )
     by_axis: dict[str, list[str]] = defaultdict(list)
     for r in tables["convergence_phase"]:
         by_axis[r["verdict"]].append(f"{r['axis']} ({r['stage']})")
