@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -589,7 +589,7 @@ def bt_mle(
     [0.419618, -0.419618, 0.0]
     """
     theta, converged, detail = _bt_mle_fit(
-        wins, alpha=alpha, method=method, tol=tol, max_iter=max_iter, items=items
+        wins, alpha, items, method=method, tol=tol, max_iter=max_iter
     )
     if not converged:
         _warn_unconverged(detail)
@@ -597,15 +597,27 @@ def bt_mle(
 
 
 def _bt_mle_fit(
-    wins: np.ndarray,
-    *,
-    alpha: float = 0.0,
-    method: str = "newton",
-    tol: float = 1e-10,
-    max_iter: int = 10_000,
-    items: Sequence[str] | None = None,
+    wins: np.ndarray, alpha: float, items: Sequence[str] | None, *, method: str = "newton",
+    tol: float = 1e-10, max_iter: int = 10_000,
 ) -> tuple[np.ndarray, bool, str]:
     """:func:`bt_mle` returning ``(theta, converged, detail)`` instead of warning."""
+    wins = _checked_wins(wins, alpha, max_iter)
+    n = wins.shape[0]
+    if n == 0:
+        return np.zeros(0), True, ""
+    if alpha == 0 and not is_identifiable(wins):
+        raise NotIdentifiableError(_not_identifiable_message(wins, items))
+    if method == "mm":
+        if alpha != 0:
+            raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
+        return _mm_fit(wins, tol, max_iter)
+    if method != "newton":
+        raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
+    return _newton_fit(wins, alpha, tol, max_iter)
+
+
+def _checked_wins(wins: np.ndarray, alpha: float, max_iter: int) -> np.ndarray:
+    """A copy of ``wins`` as floats with a zero diagonal, after checking the arguments."""
     wins = np.asarray(wins, dtype=float)
     if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
         raise ValueError("wins must be a square matrix")
@@ -615,37 +627,41 @@ def _bt_mle_fit(
         raise ValueError("alpha must be >= 0")
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
-    n = wins.shape[0]
     wins = wins.copy()
     np.fill_diagonal(wins, 0.0)
-    if n == 0:
-        return np.zeros(0), True, ""
-    if alpha == 0 and not is_identifiable(wins):
-        raise NotIdentifiableError(_not_identifiable_message(wins, items))
+    return wins
+
+
+def _mm_fit(wins: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, bool, str]:
+    """Hunter's MM (Zermelo) iteration for the ML estimate [1]_."""
+    games = wins + wins.T
+    won = wins.sum(axis=1)
+    pi = np.ones(wins.shape[0])
+    change = float("inf")
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
+        new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
+        new /= math.exp(float(np.mean(np.log(new))))
+        change = float(np.max(np.abs(np.log(new) - np.log(pi))))
+        pi = new
+        if change < tol:
+            break
+    theta = np.log(pi)
+    converged = change < tol
+    detail = (
+        f"Bradley–Terry MM (Hunter/Zermelo) iteration did not converge in {it} "
+        f"iterations (last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+    )
+    return theta - theta.mean(), converged, "" if converged else detail
+
+
+def _newton_fit(
+    wins: np.ndarray, alpha: float, tol: float, max_iter: int
+) -> tuple[np.ndarray, bool, str]:
+    """Damped Newton–Raphson with a backtracking (Armijo) line search."""
+    n = wins.shape[0]
     games = wins + wins.T
     change = float("inf")
-    if method == "mm":
-        if alpha != 0:
-            raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
-        won = wins.sum(axis=1)
-        pi = np.ones(n)
-        it = 0
-        for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
-            new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
-            new /= math.exp(float(np.mean(np.log(new))))
-            change = float(np.max(np.abs(np.log(new) - np.log(pi))))
-            pi = new
-            if change < tol:
-                break
-        theta = np.log(pi)
-        converged = change < tol
-        detail = (
-            f"Bradley–Terry MM (Hunter/Zermelo) iteration did not converge in {it} "
-            f"iterations (last change {change:.3g} > tol {tol:.3g}); raise max_iter"
-        )
-        return theta - theta.mean(), converged, "" if converged else detail
-    if method != "newton":
-        raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
     theta = np.zeros(n)
     # the unpenalised objective is flat along the all-ones direction: fix the mean at 0
     centre = np.full((n, n), 1.0 / n) if alpha == 0 else 0.0
@@ -752,7 +768,7 @@ def davidson_mle(
     ([0.0, 0.0], 0.5)
     """
     theta, nu, converged, detail = _davidson_fit(
-        wins, ties, alpha=alpha, nu_init=nu_init, tol=tol, max_iter=max_iter, items=items
+        wins, ties, alpha, items, nu_init=nu_init, tol=tol, max_iter=max_iter
     )
     if not converged:
         _warn_unconverged(detail)
@@ -760,14 +776,8 @@ def davidson_mle(
 
 
 def _davidson_fit(
-    wins: np.ndarray,
-    ties: np.ndarray,
-    *,
-    alpha: float = 0.0,
-    nu_init: float = 0.5,
-    tol: float = 1e-10,
-    max_iter: int = 10_000,
-    items: Sequence[str] | None = None,
+    wins: np.ndarray, ties: np.ndarray, alpha: float, items: Sequence[str] | None, *,
+    nu_init: float = 0.5, tol: float = 1e-10, max_iter: int = 10_000,
 ) -> tuple[np.ndarray, float, bool, str]:
     """:func:`davidson_mle` returning ``(theta, nu, converged, detail)``."""
     wins = np.asarray(wins, dtype=float).copy()
@@ -786,8 +796,7 @@ def _davidson_fit(
     if alpha == 0 and not is_identifiable(wins + ties):
         raise NotIdentifiableError(_not_identifiable_message(wins + ties, items))
     if ties.sum() == 0:
-        theta, conv, detail = _bt_mle_fit(wins, alpha=alpha, tol=tol, max_iter=max_iter,
-                                          items=items)
+        theta, conv, detail = _bt_mle_fit(wins, alpha, items, tol=tol, max_iter=max_iter)
         return theta, 0.0, conv, detail
     from scipy import optimize  # imported here: costs ~1 s, paid only when used
 
@@ -1108,12 +1117,12 @@ def _fit(
     wins: np.ndarray, ties: np.ndarray, policy: str, alpha: float, items: Sequence[str] | None
 ) -> tuple[np.ndarray, float | None, bool, str]:
     if policy == "exclude":
-        theta, ok, detail = _bt_mle_fit(wins, alpha=alpha, items=items)
+        theta, ok, detail = _bt_mle_fit(wins, alpha, items)
         return theta, None, ok, detail
     if policy == "half":
-        theta, ok, detail = _bt_mle_fit(wins + ties / 2.0, alpha=alpha, items=items)
+        theta, ok, detail = _bt_mle_fit(wins + ties / 2.0, alpha, items)
         return theta, None, ok, detail
-    return _davidson_fit(wins, ties, alpha=alpha, items=items)
+    return _davidson_fit(wins, ties, alpha, items)
 
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
@@ -1210,52 +1219,13 @@ def bradley_terry(
     >>> [row["item"] for row in res.leaderboard()], round(res.tie_rate, 2)
     (['a', 'c', 'b'], 0.2)
     """
-    if ties not in _TIE_POLICIES:
-        raise ValueError(f"unknown tie policy {ties!r} (use one of {_TIE_POLICIES})")
-    if not 0 < ci < 1:
-        raise ValueError("ci must lie in (0, 1)")
-    if n_bootstrap < 0:
-        raise ValueError("n_bootstrap must be >= 0")
+    _check_fit_args(ties, ci, n_bootstrap, comparisons)
     n = comparisons.n_items
-    if len(comparisons) == 0:
-        raise ValueError("no comparisons")
     li, ri, oc, w = _check_arrays(
         n, comparisons.left, comparisons.right, comparisons.outcome, comparisons.weight
     )
-    components = _component_labels(n, li, ri)
-    n_groups = int(components.max()) + 1 if n else 0
-    if n_groups > 1:
-        groups = comparison_components(comparisons)
-        if not across_components:
-            shown = " | ".join(str(g[:6]) + ("…" if len(g) > 6 else "") for g in groups[:5])
-            raise DisconnectedComparisonsError(
-                f"the comparisons fall into {n_groups} groups never compared with each other "
-                f"({shown}); their strengths are not on a common scale. Rank each group "
-                "separately (bradley_terry_by_component) or pass across_components=True",
-                groups,
-            )
-    # number components largest first
-    sizes = np.bincount(components, minlength=n_groups) if n else np.zeros(0, np.int64)
-    order_groups = sorted(
-        range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g)))
-    )
-    relabel = {g: k for k, g in enumerate(order_groups)}
-    component = np.array([relabel[int(c)] for c in components], dtype=np.int64)
-
-    cluster_ids: np.ndarray
-    if cluster == "comparison":
-        cluster_ids = np.arange(len(comparisons))
-    elif cluster in ("rater", "prompt"):
-        keys = comparisons.raters if cluster == "rater" else comparisons.prompts
-        if keys is None:
-            raise ValueError(f"cluster={cluster!r} needs comparisons with {cluster}s recorded")
-        first_seen: dict[Any, int] = {}
-        cluster_ids = np.fromiter(
-            (first_seen.setdefault(key, len(first_seen)) for key in keys.tolist()),
-            dtype=np.int64, count=len(keys),
-        )
-    else:
-        raise ValueError(f"unknown cluster {cluster!r} (use 'comparison', 'rater' or 'prompt')")
+    component = _components(comparisons, li, ri, across_components)
+    cluster_ids = _cluster_ids(comparisons, cluster)
     n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
 
     wins, tie_m = count_matrices(n, li, ri, oc, w)
@@ -1287,27 +1257,10 @@ def bradley_terry(
     n_degenerate = 0
     n_unconverged = 0
     if n_bootstrap > 0:
-        from creagraph.core.progress import progress
-
-        boot = np.empty((n_bootstrap, n))
-        draws = range(n_bootstrap)
-        iterator = progress(draws, total=n_bootstrap, desc="bootstrap") if show_progress else draws
-        for b in iterator:
-            counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
-                                 minlength=n_clusters)
-            bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
-            try:
-                fit = _fit(bw, bt, ties, alpha, comparisons.items)
-            except NotIdentifiableError:
-                n_degenerate += 1
-                fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
-            boot[b] = fit[0] - fit[0].mean()
-            n_unconverged += not fit[2]
-        if n_unconverged:
-            _warn_unconverged(
-                f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
-                f"(solver for ties={ties!r})"
-            )
+        boot, n_degenerate, n_unconverged = _bootstrap(
+            comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties, alpha,
+            degenerate_alpha, show_progress,
+        )
         lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
         ci_low = np.quantile(boot, lo_q, axis=0)
         ci_high = np.quantile(boot, hi_q, axis=0)
@@ -1362,6 +1315,106 @@ def bradley_terry(
         n_unconverged_resamples=n_unconverged,
         component=component,
     )
+
+
+def _check_fit_args(ties: str, ci: float, n_bootstrap: int, comparisons: Comparisons) -> None:
+    if ties not in _TIE_POLICIES:
+        raise ValueError(f"unknown tie policy {ties!r} (use one of {_TIE_POLICIES})")
+    if not 0 < ci < 1:
+        raise ValueError("ci must lie in (0, 1)")
+    if n_bootstrap < 0:
+        raise ValueError("n_bootstrap must be >= 0")
+    if len(comparisons) == 0:
+        raise ValueError("no comparisons")
+
+
+def _components(
+    comparisons: Comparisons, li: np.ndarray, ri: np.ndarray, across_components: bool
+) -> np.ndarray:
+    """Connected group of each item, largest group first (0); raises
+    :class:`DisconnectedComparisonsError` for several groups unless ``across_components``."""
+    n = comparisons.n_items
+    components = _component_labels(n, li, ri)
+    n_groups = int(components.max()) + 1 if n else 0
+    if n_groups > 1:
+        groups = comparison_components(comparisons)
+        if not across_components:
+            shown = " | ".join(str(g[:6]) + ("…" if len(g) > 6 else "") for g in groups[:5])
+            raise DisconnectedComparisonsError(
+                f"the comparisons fall into {n_groups} groups never compared with each other "
+                f"({shown}); their strengths are not on a common scale. Rank each group "
+                "separately (bradley_terry_by_component) or pass across_components=True",
+                groups,
+            )
+    # number components largest first
+    sizes = np.bincount(components, minlength=n_groups) if n else np.zeros(0, np.int64)
+    order_groups = sorted(
+        range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g)))
+    )
+    relabel = {g: k for k, g in enumerate(order_groups)}
+    return np.array([relabel[int(c)] for c in components], dtype=np.int64)
+
+
+def _cluster_ids(comparisons: Comparisons, cluster: str) -> np.ndarray:
+    """The bootstrap unit of each comparison: itself, or its rater / prompt (numbered in
+    order of first appearance)."""
+    if cluster == "comparison":
+        return np.arange(len(comparisons))
+    if cluster in ("rater", "prompt"):
+        keys = comparisons.raters if cluster == "rater" else comparisons.prompts
+        if keys is None:
+            raise ValueError(f"cluster={cluster!r} needs comparisons with {cluster}s recorded")
+        first_seen: dict[Any, int] = {}
+        return np.fromiter(
+            (first_seen.setdefault(key, len(first_seen)) for key in keys.tolist()),
+            dtype=np.int64, count=len(keys),
+        )
+    raise ValueError(f"unknown cluster {cluster!r} (use 'comparison', 'rater' or 'prompt')")
+
+
+def _bootstrap(
+    comparisons: Comparisons,
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    cluster_ids: np.ndarray,
+    rng: np.random.Generator,
+    n_bootstrap: int,
+    ties: str,
+    alpha: float,
+    degenerate_alpha: float,
+    show_progress: bool,
+) -> tuple[np.ndarray, int, int]:
+    """Refit on ``n_bootstrap`` resamples of the clusters (with replacement): the centred
+    estimates, the number of resamples refitted with ``degenerate_alpha`` and the number
+    that did not converge (warned about)."""
+    li, ri, oc, w = arrays
+    n = comparisons.n_items
+    n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
+    boot = np.empty((n_bootstrap, n))
+    n_degenerate = 0
+    n_unconverged = 0
+    draws: Iterable[int] = range(n_bootstrap)
+    if show_progress:
+        from creagraph.core.progress import progress
+
+        draws = progress(draws, total=n_bootstrap, desc="bootstrap")
+    for b in draws:
+        counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
+                             minlength=n_clusters)
+        bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
+        try:
+            fit = _fit(bw, bt, ties, alpha, comparisons.items)
+        except NotIdentifiableError:
+            n_degenerate += 1
+            fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
+        boot[b] = fit[0] - fit[0].mean()
+        n_unconverged += not fit[2]
+    if n_unconverged:
+        _warn_unconverged(
+            f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
+            f"(solver for ties={ties!r})",
+            stacklevel=4,
+        )
+    return boot, n_degenerate, n_unconverged
 
 
 def bradley_terry_by_component(comparisons: Comparisons, **kwargs: Any) -> list[BTResult]:

@@ -37,6 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from creagraph.core.io import atomic_write
+from creagraph.judgments import hcb_io
 from creagraph.judgments.agreement import (
     MIN_ALPHA_UNITS,
     DegenerateDesignWarning,
@@ -56,33 +57,10 @@ from creagraph.judgments.bradley_terry import (
     count_matrices,
     make_comparisons,
 )
-from creagraph.judgments.hcb_io import (
-    AXES,
-    HCB_COLUMNS,
-    HCB_FILES,
-    SENTIMENTS,
-    STAGES,
-    HCBData,
-    read_hcb,
-    write_hcb,
-    write_table,
-)
+from creagraph.judgments.hcb_io import *  # noqa: F403 (the file API, re-exported)
+from creagraph.judgments.hcb_io import AXES, SENTIMENTS, STAGES, HCBData, write_table
 
-__all__ = [
-    "STAGES",
-    "AXES",
-    "SENTIMENTS",
-    "HCB_FILES",
-    "HCB_COLUMNS",
-    "HCBData",
-    "HCBReport",
-    "read_hcb",
-    "write_hcb",
-    "hcb_comparisons",
-    "hcb_report",
-    "write_hcb_report",
-    "write_table",
-]
+__all__ = [*hcb_io.__all__, "HCBReport", "hcb_comparisons", "hcb_report", "write_hcb_report"]
 
 @dataclass
 class HCBReport:
