@@ -464,28 +464,7 @@ def krippendorff_alpha(
     rows = _rows(reliability_data, "reliability_data")
     if not rows or len({len(r) for r in rows}) != 1:
         raise ValueError("reliability_data must be a non-empty rectangular table")
-    missing = is_missing
-
-    present = [v for r in rows for v in r if not missing(v)]
-    if any(isinstance(v, str) for v in present) and all(_is_number(v) for v in present):
-        # numbers read from text files: compare them as numbers
-        rows = [[None if missing(v) else float(v) for v in r] for r in rows]
-        present = [float(v) for v in present]
-    if any(isinstance(v, str) for v in present):
-        if level != "nominal" and distance is None and value_domain is None:
-            raise ValueError(
-                f"string labels need level='nominal' (or a value_domain for {level!r})"
-            )
-        domain = list(value_domain) if value_domain is not None else sorted(set(present), key=str)
-        code = {v: float(k) for k, v in enumerate(domain)}
-        unknown = set(present) - set(code)
-        if unknown:
-            raise ValueError(f"values not in value_domain: {sorted(unknown, key=str)[:5]}")
-        arr = np.array([[np.nan if missing(v) else code[v] for v in r] for r in rows])
-        dom = np.arange(len(domain), dtype=float)
-    else:
-        arr = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows])
-        dom = None if value_domain is None else np.asarray(value_domain, dtype=float)
+    arr, dom = _alpha_codes(rows, level, distance, value_domain)
     n_pairable = int(np.sum(np.sum(~np.isnan(arr), axis=0) >= 2))
     if n_pairable == 0:
         raise ValueError("no unit has two or more ratings; α is undefined")
@@ -509,6 +488,32 @@ def krippendorff_alpha(
     return float(
         krippendorff.alpha(reliability_data=arr, level_of_measurement=measure, value_domain=dom)
     )
+
+
+def _alpha_codes(
+    rows: list[list[Any]], level: str, distance: Any, value_domain: Sequence[Any] | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Reliability data as floats (NaN = missing) and the value domain for
+    ``krippendorff.alpha``: numbers as numbers (also when read as text), other labels coded
+    by their position in ``value_domain`` (default: sorted)."""
+    missing = is_missing
+    present = [v for r in rows for v in r if not missing(v)]
+    if any(isinstance(v, str) for v in present) and all(_is_number(v) for v in present):
+        # numbers read from text files: compare them as numbers
+        rows = [[None if missing(v) else float(v) for v in r] for r in rows]
+        present = [float(v) for v in present]
+    if not any(isinstance(v, str) for v in present):
+        arr = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows])
+        return arr, None if value_domain is None else np.asarray(value_domain, dtype=float)
+    if level != "nominal" and distance is None and value_domain is None:
+        raise ValueError(f"string labels need level='nominal' (or a value_domain for {level!r})")
+    domain = list(value_domain) if value_domain is not None else sorted(set(present), key=str)
+    code = {v: float(k) for k, v in enumerate(domain)}
+    unknown = set(present) - set(code)
+    if unknown:
+        raise ValueError(f"values not in value_domain: {sorted(unknown, key=str)[:5]}")
+    arr = np.array([[np.nan if missing(v) else code[v] for v in r] for r in rows])
+    return arr, np.arange(len(domain), dtype=float)
 
 
 # --------------------------------------------------------------------------- Fleiss
@@ -643,6 +648,41 @@ def icc(
     n, k = arr.shape
     if n < 2 or k < 2:
         raise ValueError(f"ICC needs at least 2 targets and 2 raters, got {arr.shape}")
+    msr, msc, mse, msw = _icc_mean_squares(arr)
+    f1 = _ratio(msr, msw)
+    f23 = _ratio(msr, mse)
+    nan = float("nan")
+    if not 0 < ci < 1:
+        raise ValueError("ci must lie in (0, 1)")
+    from scipy import stats
+
+    icc2 = _ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n)
+    return ICCResult(
+        icc1=_ratio(msr - msw, msr + (k - 1) * msw),
+        icc2=icc2,
+        icc3=_ratio(msr - mse, msr + (k - 1) * mse),
+        icc1k=_ratio(msr - msw, msr),
+        icc2k=_ratio(msr - mse, msr + (msc - mse) / n),
+        icc3k=_ratio(msr - mse, msr),
+        f1=f1,
+        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
+        f23=f23,
+        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
+        n_targets=n,
+        n_raters=k,
+        ci_level=ci,
+        ci=_icc_intervals(n, k, ci, (msr, msc, mse), f1, f23, icc2),
+    )
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den != 0 else float("nan")
+
+
+def _icc_mean_squares(arr: np.ndarray) -> tuple[float, float, float, float]:
+    """Two-way ANOVA mean squares of a targets × raters table: rows (targets), columns
+    (raters), error and within targets."""
+    n, k = arr.shape
     grand = arr.mean()
     ss_rows = k * float(np.sum((arr.mean(axis=1) - grand) ** 2))
     ss_cols = n * float(np.sum((arr.mean(axis=0) - grand) ** 2))
@@ -652,20 +692,17 @@ def icc(
     msc = ss_cols / (k - 1)
     mse = ss_err / ((n - 1) * (k - 1))
     msw = (ss_cols + ss_err) / (n * (k - 1))
+    return msr, msc, mse, msw
 
-    def ratio(num: float, den: float) -> float:
-        return num / den if den != 0 else float("nan")
 
-    f1 = ratio(msr, msw)
-    f23 = ratio(msr, mse)
-    nan = float("nan")
-    if not 0 < ci < 1:
-        raise ValueError("ci must lie in (0, 1)")
+def _icc_intervals(
+    n: int, k: int, ci: float, mean_squares: tuple[float, float, float], f1: float,
+    f23: float, icc2: float,
+) -> dict[str, tuple[float, float]]:
+    """F-based confidence intervals (Shrout & Fleiss; McGraw & Wong [8]_ for ICC2)."""
     from scipy import stats
 
-    icc1 = ratio(msr - msw, msr + (k - 1) * msw)
-    icc2 = ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n)
-    icc3 = ratio(msr - mse, msr + (k - 1) * mse)
+    msr, msc, mse = mean_squares
     q = 1 - (1 - ci) / 2
     df1, df_w, df_e = n - 1, n * (k - 1), (n - 1) * (k - 1)
     intervals: dict[str, tuple[float, float]] = {}
@@ -692,24 +729,7 @@ def icc(
             intervals["ICC2"] = (float(lo2), float(hi2))
             intervals["ICC2k"] = (float(lo2 * k / (1 + lo2 * (k - 1))),
                                   float(hi2 * k / (1 + hi2 * (k - 1))))
-    intervals = {key: (float(a), float(b)) for key, (a, b) in intervals.items()}
-
-    return ICCResult(
-        icc1=icc1,
-        icc2=icc2,
-        icc3=icc3,
-        icc1k=ratio(msr - msw, msr),
-        icc2k=ratio(msr - mse, msr + (msc - mse) / n),
-        icc3k=ratio(msr - mse, msr),
-        f1=f1,
-        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
-        f23=f23,
-        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
-        n_targets=n,
-        n_raters=k,
-        ci_level=ci,
-        ci=intervals,
-    )
+    return {key: (float(a), float(b)) for key, (a, b) in intervals.items()}
 
 
 # --------------------------------------------------------------------------- Cohen, correlations
