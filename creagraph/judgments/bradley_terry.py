@@ -1233,7 +1233,45 @@ def bradley_terry(
     if not converged:
         _warn_unconverged(conv_msg)
 
-    # diagnostics (ties always counted)
+    total_w = float(w.sum())
+    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+    # Wald covariance: information from the comparisons that enter the likelihood
+    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
+    cov = bt_covariance(theta, games, alpha=alpha)
+    rng = np.random.default_rng(seed)
+    boot: np.ndarray | None = None
+    n_degenerate = n_unconverged = 0
+    if n_bootstrap > 0:
+        boot, n_degenerate, n_unconverged = _bootstrap(
+            comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties, alpha,
+            degenerate_alpha, show_progress,
+        )
+    return BTResult(
+        items=list(comparisons.items),
+        theta=theta,
+        **_scales(theta),
+        **_uncertainty(theta, cov, ci, rng, boot),
+        covariance=cov,
+        **_item_counts(wins, tie_m),
+        tie_rate=tie_rate,
+        tie_policy=ties,
+        alpha=alpha,
+        ci_level=ci,
+        nu=nu,
+        n_bootstrap=n_bootstrap,
+        n_degenerate_resamples=n_degenerate,
+        bootstrap_theta=boot,
+        bootstrap_cluster=cluster,
+        n_clusters=n_clusters if n_bootstrap > 0 else 0,
+        converged=converged,
+        convergence_message=conv_msg,
+        n_unconverged_resamples=n_unconverged,
+        component=component,
+    )
+
+
+def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, np.ndarray]:
+    """Per item: comparisons, wins, losses, ties (always counted) and the raw win rates."""
     n_wins = wins.sum(axis=1)
     n_losses = wins.sum(axis=0)
     n_ties = tie_m.sum(axis=1)
@@ -1241,26 +1279,36 @@ def bradley_terry(
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = np.where(n_comp > 0, n_wins / n_comp, np.nan)
         half = np.where(n_comp > 0, (n_wins + n_ties / 2.0) / n_comp, np.nan)
-    total_w = float(w.sum())
-    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+    return {"n_comparisons": n_comp, "n_wins": n_wins, "n_losses": n_losses,
+            "n_ties": n_ties, "raw_win_rate": raw, "tie_half_win_rate": half}
 
-    # Wald covariance: information from the comparisons that enter the likelihood
-    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
-    cov = bt_covariance(theta, games, alpha=alpha)
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+def _scales(theta: np.ndarray) -> dict[str, np.ndarray]:
+    """The estimate read other ways: strengths summing to 1, z-scores, Elo, expected win
+    rate against the field and ranks."""
+    n = theta.size
+    sd = float(theta.std())
+    strength = np.exp(theta - theta.max())
+    return {
+        "strength": strength / strength.sum(),
+        "standardized": (theta - theta.mean()) / sd if sd > 0 else np.zeros(n),
+        "elo": elo_scale(theta),
+        "expected_win_rate": (win_probabilities(theta).sum(axis=1) - 0.5) / max(n - 1, 1),
+        "rank": _ranks(theta),
+    }
+
+
+def _uncertainty(
+    theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
+    boot: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """Standard errors, intervals (bootstrap percentiles, else Wald), tiers and rank
+    probabilities (from the resamples, else from 2000 normal draws)."""
     from scipy import stats
 
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     z = float(stats.norm.ppf(0.5 + ci / 2.0))
-
-    rng = np.random.default_rng(seed)
-    boot: np.ndarray | None = None
-    n_degenerate = 0
-    n_unconverged = 0
-    if n_bootstrap > 0:
-        boot, n_degenerate, n_unconverged = _bootstrap(
-            comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties, alpha,
-            degenerate_alpha, show_progress,
-        )
+    if boot is not None:
         lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
         ci_low = np.quantile(boot, lo_q, axis=0)
         ci_high = np.quantile(boot, hi_q, axis=0)
@@ -1270,51 +1318,13 @@ def bradley_terry(
         ci_high = theta + z * se
         draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
         rank_prob = _rank_probabilities(draws_theta)
-
-    sd = float(theta.std())
-    standardized = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
-    probs = win_probabilities(theta)
-    expected = (probs.sum(axis=1) - 0.5) / max(n - 1, 1)
-    strength = np.exp(theta - theta.max())
-    strength = strength / strength.sum()
     centre = float(theta.mean())
-    return BTResult(
-        items=list(comparisons.items),
-        theta=theta,
-        strength=strength,
-        se=se,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        standardized=standardized,
-        elo=elo_scale(theta),
-        expected_win_rate=expected,
-        rank=_ranks(theta),
-        tier=_tiers(theta, cov, z),
-        rank_probabilities=rank_prob,
-        covariance=cov,
-        n_comparisons=n_comp,
-        n_wins=n_wins,
-        n_losses=n_losses,
-        n_ties=n_ties,
-        raw_win_rate=raw,
-        tie_half_win_rate=half,
-        tie_rate=tie_rate,
-        tie_policy=ties,
-        alpha=alpha,
-        ci_level=ci,
-        nu=nu,
-        n_bootstrap=n_bootstrap,
-        n_degenerate_resamples=n_degenerate,
-        bootstrap_theta=boot,
-        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
-        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
-        bootstrap_cluster=cluster,
-        n_clusters=n_clusters if n_bootstrap > 0 else 0,
-        converged=converged,
-        convergence_message=conv_msg,
-        n_unconverged_resamples=n_unconverged,
-        component=component,
-    )
+    return {
+        "se": se, "ci_low": ci_low, "ci_high": ci_high, "tier": _tiers(theta, cov, z),
+        "rank_probabilities": rank_prob,
+        "elo_ci_low": ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
+        "elo_ci_high": ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
+    }
 
 
 def _check_fit_args(ties: str, ci: float, n_bootstrap: int, comparisons: Comparisons) -> None:
