@@ -1156,6 +1156,7 @@ def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
     return out
 
 
+# over 80 lines only for the docstring of its ten options; the body (~50 lines) calls helpers
 def bradley_terry(
     comparisons: Comparisons,
     *,

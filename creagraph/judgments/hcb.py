@@ -595,8 +595,7 @@ def _phase_tables(
     diverge_below: float,
     significance: float,
 ) -> None:
-    from scipy import stats
-
+    """Kendall's W and the convergence verdict per stage × axis, over the domains."""
     for stage in STAGES:
         recs = [
             {**r, "domain": prompts[r["prompt_id"]]["domain"]}
@@ -605,52 +604,8 @@ def _phase_tables(
         ]
         if not recs:
             continue
-        models = sorted({r["model"] for r in recs})
-        domains = sorted({r["domain"] for r in recs})
         for axis in AXES:
-            # Kendall's W per domain: complete blocks (prompt × evaluator) over the
-            # domain's own models
-            per_domain = []
-            for dom in domains:
-                drecs = [r for r in recs if r["domain"] == dom]
-                dmodels = sorted({r["model"] for r in drecs})
-                blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
-                fr = _friedman_record(blocks, bkeys, 1)
-                rec = {"stage": stage, "axis": axis, "scope": "domain", "domain": dom,
-                       "n_models": len(dmodels), "n_blocks": fr["n_blocks"],
-                       "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
-                       "chi2": fr["friedman_statistic"], "df": fr["df"],
-                       "pvalue": fr["friedman_p"], "note": fr["note"]}
-                per_domain.append(rec)
-            # the phase: pooled blocks when every block rates every model of the phase,
-            # else the domains combined (independent Friedman χ² summed, W weighted)
-            blocks, bkeys = _model_blocks(recs, axis, models,
-                                          ("domain", "prompt_id", "evaluator_id"))
-            fr = _friedman_record(blocks, bkeys, 2)
-            phase = {"stage": stage, "axis": axis, "scope": "phase", "domain": "",
-                     "n_models": len(models), "n_blocks": fr["n_blocks"],
-                     "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
-                     "chi2": fr["friedman_statistic"], "df": fr["df"],
-                     "pvalue": fr["friedman_p"], "method": "pooled blocks", "note": fr["note"]}
-            usable = [r for r in per_domain if r["kendalls_w"] is not None]
-            if phase["kendalls_w"] is None and len(domains) > 1:
-                if usable:
-                    weights = [r["n_blocks"] * (r["n_models"] - 1) for r in usable]
-                    chi2 = float(sum(r["chi2"] for r in usable))
-                    df = int(sum(r["df"] for r in usable))
-                    phase.update(
-                        kendalls_w=float(np.average([r["kendalls_w"] for r in usable],
-                                                    weights=weights)),
-                        chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
-                        n_blocks=int(sum(r["n_blocks"] for r in usable)),
-                        n_block_raters=None,
-                        method=f"stratified by domain ({len(usable)} of {len(domains)})",
-                        note=("model sets differ across domains: no block rates every model; "
-                              "per-domain W combined"),
-                    )
-                else:
-                    phase["note"] = ("not computable: no domain has complete blocks "
-                                     "(model sets differ across domains)")
+            phase, per_domain = _phase_concordance(recs, stage, axis)
             tables["kendalls_w_phase"].append(phase)
             tables["kendalls_w_phase"].extend(per_domain)
             mat, units, raters = ratings_matrix(
@@ -665,6 +620,57 @@ def _phase_tables(
             )
             conv["kendalls_w_p"] = conv.pop("friedman_p")
             tables["convergence_phase"].append({"stage": stage, "axis": axis, **conv})
+
+
+def _w_record(fr: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A ``kendalls_w_phase`` row from a :func:`_friedman_record`."""
+    return {**fields, "n_blocks": fr["n_blocks"], "n_block_raters": fr["n_block_raters"],
+            "kendalls_w": fr["kendalls_w"], "chi2": fr["friedman_statistic"], "df": fr["df"],
+            "pvalue": fr["friedman_p"]}
+
+
+def _phase_concordance(
+    recs: list[dict[str, Any]], stage: str, axis: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Kendall's W of one phase and of each of its domains. The phase pools its blocks
+    when every block rates every model of the phase, else combines the domains
+    (independent Friedman χ² summed, W weighted)."""
+    from scipy import stats
+
+    models = sorted({r["model"] for r in recs})
+    domains = sorted({r["domain"] for r in recs})
+    # Kendall's W per domain: complete blocks (prompt × evaluator) over the domain's own models
+    per_domain = []
+    for dom in domains:
+        drecs = [r for r in recs if r["domain"] == dom]
+        dmodels = sorted({r["model"] for r in drecs})
+        blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
+        fr = _friedman_record(blocks, bkeys, 1)
+        per_domain.append({**_w_record(fr, stage=stage, axis=axis, scope="domain", domain=dom,
+                                       n_models=len(dmodels)), "note": fr["note"]})
+    blocks, bkeys = _model_blocks(recs, axis, models, ("domain", "prompt_id", "evaluator_id"))
+    fr = _friedman_record(blocks, bkeys, 2)
+    phase = {**_w_record(fr, stage=stage, axis=axis, scope="phase", domain="",
+                         n_models=len(models)), "method": "pooled blocks", "note": fr["note"]}
+    usable = [r for r in per_domain if r["kendalls_w"] is not None]
+    if phase["kendalls_w"] is None and len(domains) > 1:
+        if usable:
+            weights = [r["n_blocks"] * (r["n_models"] - 1) for r in usable]
+            chi2 = float(sum(r["chi2"] for r in usable))
+            df = int(sum(r["df"] for r in usable))
+            phase.update(
+                kendalls_w=float(np.average([r["kendalls_w"] for r in usable], weights=weights)),
+                chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
+                n_blocks=int(sum(r["n_blocks"] for r in usable)),
+                n_block_raters=None,
+                method=f"stratified by domain ({len(usable)} of {len(domains)})",
+                note=("model sets differ across domains: no block rates every model; "
+                      "per-domain W combined"),
+            )
+        else:
+            phase["note"] = ("not computable: no domain has complete blocks "
+                             "(model sets differ across domains)")
+    return phase, per_domain
 
 
 def _axis_correlations(tables: dict[str, list], data: HCBData,

@@ -119,6 +119,7 @@ class HCBTruth:
         return [self.models[k] for k in np.argsort(-self.theta, kind="stable")]
 
 
+# over 80 lines only for the docstring of its 19 parameters; the body (~35 lines) calls helpers
 def generate_hcb(
     *,
     seed: int = 0,
@@ -194,14 +195,7 @@ def generate_hcb(
     index = {m: k for k, m in enumerate(models)}
     dmodels = _domain_models(models, domains, domain_models)
     rng = np.random.default_rng(seed)
-    # taste comes from its own stream, so the other draws do not depend on it
-    taste_rng = np.random.default_rng([seed, 17])
-    taste = {
-        a: taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models)))
-        * noise[a] * math.sqrt(share.get(a, 0.0))
-        for a in AXES
-    }
-    p_taste = taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models))) * pairwise_taste
+    taste, p_taste = _draw_tastes(seed, n_evaluators, len(models), noise, share, pairwise_taste)
     th = th - th.mean()
     quality = {axis: quality_scale * th for axis in AXES}
     evaluators = [f"ev{k:03d}" for k in range(n_evaluators)]
@@ -210,7 +204,7 @@ def generate_hcb(
         rng=rng, models=models, theta=th, nu=nu, quality=quality, unit_sd=unit_sd,
         noise=noise, stage_noise=snoise, share=share, taste=taste, pairwise_taste=p_taste,
         evaluators=evaluators, skills=skills, raters_per_prompt=raters_per_prompt,
-        empty_rate=empty_rate, theme_rate=theme_rate,
+        empty_rate=empty_rate, theme_rate=theme_rate, pairwise_taste_sd=pairwise_taste,
     )
 
     data = HCBData(prompts=[])
@@ -226,24 +220,45 @@ def generate_hcb(
                      "prompt": f"{stage} brief #{pid} for a {domain}", "input_image": ""}
                 )
                 sim.prompt(data, prompt_id, stage, cell_models)
-    signal = {a: unit_sd**2 + float(np.var(quality[a])) for a in AXES}
+    return data, _truth(sim, dmodels)
+
+
+def _draw_tastes(
+    seed: int, n_evaluators: int, n_models: int, noise: dict[str, float],
+    share: dict[str, float], pairwise_taste: float,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each rater's lasting offsets to the models, per axis and for the comparisons."""
+    # taste comes from its own stream, so the other draws do not depend on it
+    taste_rng = np.random.default_rng([seed, 17])
+    taste = {
+        a: taste_rng.normal(0.0, 1.0, size=(n_evaluators, n_models))
+        * noise[a] * math.sqrt(share.get(a, 0.0))
+        for a in AXES
+    }
+    p_taste = taste_rng.normal(0.0, 1.0, size=(n_evaluators, n_models)) * pairwise_taste
+    return taste, p_taste
+
+
+def _truth(sim: _Simulation, dmodels: dict[str, tuple[str, ...]]) -> HCBTruth:
+    """The parameters behind the data and what they imply (expected α, verdicts)."""
+    noise, share = sim.noise, sim.share
+    signal = {a: sim.unit_sd**2 + float(np.var(sim.quality[a])) for a in AXES}
     expected = {a: signal[a] / (signal[a] + noise[a] ** 2) for a in AXES}
-    truth = HCBTruth(
-        models=models,
-        theta=th,
-        nu=float(nu),
-        quality=quality,
-        unit_sd=float(unit_sd),
+    return HCBTruth(
+        models=sim.models,
+        theta=sim.theta,
+        nu=float(sim.nu),
+        quality=sim.quality,
+        unit_sd=float(sim.unit_sd),
         rater_noise=noise,
-        stage_noise=snoise,
+        stage_noise=sim.stage_noise,
         expected_alpha=expected,
         convergent_axes=tuple(a for a in AXES if expected[a] >= 0.667),
         divergent_axes=tuple(a for a in AXES if expected[a] < 0.4 and share.get(a, 0.0) > 0),
         taste_share={a: float(share.get(a, 0.0)) for a in AXES},
         domain_models={d: tuple(ms) for d, ms in dmodels.items()},
-        pairwise_taste=float(pairwise_taste),
+        pairwise_taste=float(sim.pairwise_taste_sd),
     )
-    return data, truth
 
 
 def _check_design(
@@ -314,6 +329,7 @@ class _Simulation:
     raters_per_prompt: int
     empty_rate: float
     theme_rate: float
+    pairwise_taste_sd: float
 
     def prompt(self, data: HCBData, prompt_id: str, stage: str, cell_models: list[int]) -> None:
         rng, models = self.rng, self.models
