@@ -200,12 +200,10 @@ def generate_hcb(
     quality = {axis: quality_scale * th for axis in AXES}
     evaluators = [f"ev{k:03d}" for k in range(n_evaluators)]
     skills = {e: _SKILLS[int(rng.integers(len(_SKILLS)))] for e in evaluators}
-    sim = _Simulation(
-        rng=rng, models=models, theta=th, nu=nu, quality=quality, unit_sd=unit_sd,
-        noise=noise, stage_noise=snoise, share=share, taste=taste, pairwise_taste=p_taste,
-        evaluators=evaluators, skills=skills, raters_per_prompt=raters_per_prompt,
-        empty_rate=empty_rate, theme_rate=theme_rate, pairwise_taste_sd=pairwise_taste,
-    )
+    truth = _truth(models, th, nu, quality, unit_sd, noise, snoise, share, dmodels,
+                   pairwise_taste)
+    sim = _Simulation(rng, truth, taste, p_taste, evaluators, skills,
+                      (raters_per_prompt, empty_rate, theme_rate))
 
     data = HCBData(prompts=[])
     pid = 0
@@ -220,7 +218,7 @@ def generate_hcb(
                      "prompt": f"{stage} brief #{pid} for a {domain}", "input_image": ""}
                 )
                 sim.prompt(data, prompt_id, stage, cell_models)
-    return data, _truth(sim, dmodels)
+    return data, truth
 
 
 def _draw_tastes(
@@ -239,25 +237,28 @@ def _draw_tastes(
     return taste, p_taste
 
 
-def _truth(sim: _Simulation, dmodels: dict[str, tuple[str, ...]]) -> HCBTruth:
+def _truth(
+    models: tuple[str, ...], th: np.ndarray, nu: float, quality: dict[str, np.ndarray],
+    unit_sd: float, noise: dict[str, float], snoise: dict[str, float],
+    share: dict[str, float], dmodels: dict[str, tuple[str, ...]], pairwise_taste: float,
+) -> HCBTruth:
     """The parameters behind the data and what they imply (expected α, verdicts)."""
-    noise, share = sim.noise, sim.share
-    signal = {a: sim.unit_sd**2 + float(np.var(sim.quality[a])) for a in AXES}
+    signal = {a: unit_sd**2 + float(np.var(quality[a])) for a in AXES}
     expected = {a: signal[a] / (signal[a] + noise[a] ** 2) for a in AXES}
     return HCBTruth(
-        models=sim.models,
-        theta=sim.theta,
-        nu=float(sim.nu),
-        quality=sim.quality,
-        unit_sd=float(sim.unit_sd),
+        models=models,
+        theta=th,
+        nu=float(nu),
+        quality=quality,
+        unit_sd=float(unit_sd),
         rater_noise=noise,
-        stage_noise=sim.stage_noise,
+        stage_noise=snoise,
         expected_alpha=expected,
         convergent_axes=tuple(a for a in AXES if expected[a] >= 0.667),
         divergent_axes=tuple(a for a in AXES if expected[a] < 0.4 and share.get(a, 0.0) > 0),
         taste_share={a: float(share.get(a, 0.0)) for a in AXES},
         domain_models={d: tuple(ms) for d, ms in dmodels.items()},
-        pairwise_taste=float(sim.pairwise_taste_sd),
+        pairwise_taste=float(pairwise_taste),
     )
 
 
@@ -307,34 +308,25 @@ def _domain_models(
     return dmodels
 
 
-@dataclass
 class _Simulation:
-    """The drawn parameters of :func:`generate_hcb` and its random stream; :meth:`prompt`
-    simulates the outputs, comparisons and ratings of one prompt (draws in a fixed order,
-    so a seed gives the same data)."""
+    """The ground truth of :func:`generate_hcb`, the raters' tastes and the random stream;
+    :meth:`prompt` simulates the outputs, comparisons and ratings of one prompt (draws in a
+    fixed order, so a seed gives the same data)."""
 
-    rng: np.random.Generator
-    models: tuple[str, ...]
-    theta: np.ndarray
-    nu: float
-    quality: dict[str, np.ndarray]
-    unit_sd: float
-    noise: dict[str, float]
-    stage_noise: dict[str, float]
-    share: dict[str, float]
-    taste: dict[str, np.ndarray]
-    pairwise_taste: np.ndarray
-    evaluators: list[str]
-    skills: dict[str, str]
-    raters_per_prompt: int
-    empty_rate: float
-    theme_rate: float
-    pairwise_taste_sd: float
+    def __init__(
+        self, rng: np.random.Generator, truth: HCBTruth, taste: dict[str, np.ndarray],
+        pairwise_taste: np.ndarray, evaluators: list[str], skills: dict[str, str],
+        rates: tuple[int, float, float],
+    ) -> None:
+        self.rng, self.truth = rng, truth
+        self.taste, self.pairwise_taste = taste, pairwise_taste
+        self.evaluators, self.skills = evaluators, skills
+        self.raters_per_prompt, self.empty_rate, self.theme_rate = rates
 
     def prompt(self, data: HCBData, prompt_id: str, stage: str, cell_models: list[int]) -> None:
-        rng, models = self.rng, self.models
+        rng, models = self.rng, self.truth.models
         empty_c = rng.random(len(cell_models)) < self.empty_rate
-        unit_c = rng.normal(0.0, self.unit_sd, size=len(cell_models))
+        unit_c = rng.normal(0.0, self.truth.unit_sd, size=len(cell_models))
         empty = dict(zip(cell_models, empty_c.tolist(), strict=True))
         unit = dict(zip(cell_models, unit_c.tolist(), strict=True))
         for k in cell_models:
@@ -355,7 +347,8 @@ class _Simulation:
     def _comparisons(self, data: HCBData, prompt_id: str, r: int, cell_models: list[int],
                      empty: dict[int, bool]) -> None:
         """Rater ``r`` compares every pair of the cell's models once, in random order."""
-        rng, models, th, p_taste = self.rng, self.models, self.theta, self.pairwise_taste
+        rng, th, p_taste = self.rng, self.truth.theta, self.pairwise_taste
+        models = self.truth.models
         ev = self.evaluators[r]
         for i, j in itertools.combinations(cell_models, 2):
             if rng.random() < 0.5:
@@ -364,7 +357,7 @@ class _Simulation:
                 {"prompt_id": prompt_id, "evaluator_id": ev,
                  "model_a": models[i], "model_b": models[j],
                  "chosen": _verdict(rng, th[i] + p_taste[r, i], th[j] + p_taste[r, j],
-                                    self.nu, empty[i], empty[j], models[i], models[j]),
+                                    self.truth.nu, empty[i], empty[j], models[i], models[j]),
                  "evaluator_core_skill": self.skills[ev], "dimension": "overall"}
             )
 
@@ -372,14 +365,15 @@ class _Simulation:
                  unit: float) -> dict[str, object]:
         """Rater ``r``'s ratings 1–5 of model ``k`` on every axis (1 for an empty output)."""
         rec: dict[str, object] = {"prompt_id": prompt_id, "evaluator_id": self.evaluators[r],
-                                  "model": self.models[k]}
+                                  "model": self.truth.models[k]}
         for axis in AXES:
             if empty:
                 rec[axis] = 1.0
                 continue
-            mult = self.stage_noise.get(stage, 1.0)
-            sd = self.noise[axis] * mult * math.sqrt(1.0 - self.share.get(axis, 0.0))
-            raw = (3.0 + self.quality[axis][k] + unit + self.taste[axis][r, k] * mult
+            mult = self.truth.stage_noise.get(stage, 1.0)
+            sd = (self.truth.rater_noise[axis] * mult
+                  * math.sqrt(1.0 - self.truth.taste_share[axis]))
+            raw = (3.0 + self.truth.quality[axis][k] + unit + self.taste[axis][r, k] * mult
                    + self.rng.normal(0.0, sd))
             rec[axis] = float(min(5, max(1, round(raw))))
         return rec
