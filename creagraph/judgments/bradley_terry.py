@@ -646,11 +646,19 @@ def _mm_fit(wins: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, bo
         pi = new
         if change < tol:
             break
+    return _fixed_point_end(pi, change, tol, it, "Bradley–Terry MM (Hunter/Zermelo) iteration")
+
+
+def _fixed_point_end(
+    pi: np.ndarray, change: float, tol: float, it: int, solver: str
+) -> tuple[np.ndarray, bool, str]:
+    """End of a fixed-point iteration on strengths ``pi``: the mean-centred log-strengths,
+    whether the last change met ``tol``, and what to warn otherwise."""
     theta = np.log(pi)
     converged = change < tol
     detail = (
-        f"Bradley–Terry MM (Hunter/Zermelo) iteration did not converge in {it} "
-        f"iterations (last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+        f"{solver} did not converge in {it} iterations "
+        f"(last change {change:.3g} > tol {tol:.3g}); raise max_iter"
     )
     return theta - theta.mean(), converged, "" if converged else detail
 
@@ -840,13 +848,10 @@ def _davidson_fit(
         pi, nu = new, new_nu
         if change < tol:
             break
-    theta = np.log(pi)
-    converged = change < tol
-    detail = (
-        f"Davidson (Newman 2023) fixed-point iteration did not converge in {it} iterations "
-        f"(last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+    theta, converged, detail = _fixed_point_end(
+        pi, change, tol, it, "Davidson (Newman 2023) fixed-point iteration"
     )
-    return theta - theta.mean(), nu, converged, "" if converged else detail
+    return theta, nu, converged, detail
 
 
 def bt_covariance(theta: np.ndarray, games: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
