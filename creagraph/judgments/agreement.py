@@ -480,7 +480,8 @@ def krippendorff_alpha(
     if distance is not None:
         user = distance
 
-        def measure(v1, v2, i1, i2, n_v, dtype=np.float64):  # krippendorff's protocol
+        def measure(v1: np.ndarray, v2: np.ndarray, i1: Any, i2: Any, n_v: Any,
+                    dtype: Any = np.float64) -> np.ndarray:  # krippendorff's protocol
             return np.asarray(user(v1, v2), dtype=dtype)
 
     elif level not in ("nominal", "ordinal", "interval", "ratio"):

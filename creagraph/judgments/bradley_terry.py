@@ -507,9 +507,9 @@ def _not_identifiable_message(wins: np.ndarray, items: Sequence[str] | None) -> 
     names = items if items is not None else [str(k) for k in range(wins.shape[0])]
     won = wins.sum(axis=1)
     lost = wins.sum(axis=0)
-    never_lose = [names[k] for k in np.flatnonzero((lost == 0) & (won > 0))]
-    never_win = [names[k] for k in np.flatnonzero((won == 0) & (lost > 0))]
-    unseen = [names[k] for k in np.flatnonzero((won == 0) & (lost == 0))]
+    never_lose = [names[k] for k in np.flatnonzero((lost == 0) & (won > 0)).tolist()]
+    never_win = [names[k] for k in np.flatnonzero((won == 0) & (lost > 0)).tolist()]
+    unseen = [names[k] for k in np.flatnonzero((won == 0) & (lost == 0)).tolist()]
     parts = []
     if never_lose:
         parts.append(f"never lose: {never_lose[:5]}")

@@ -109,15 +109,15 @@ def _bt_comparisons(path: Path, rows: list[dict[str, Any]], columns: dict[str, s
     from creagraph.judgments.bradley_terry import RecordError, comparisons_from_records
 
     first = rows[0]
-    left = columns["left"] or ("left" if "left" in first else "model_a")
-    right = columns["right"] or ("right" if "right" in first else "model_b")
-    winner = columns["winner"] or ("winner" if "winner" in first else "chosen")
+    left: str = columns["left"] or ("left" if "left" in first else "model_a")
+    right: str = columns["right"] or ("right" if "right" in first else "model_b")
+    winner: str = columns["winner"] or ("winner" if "winner" in first else "chosen")
     for name, what in ((left, "left"), (right, "right"), (winner, "winner")):
         _column(path, rows, name, what)
     optional = {k: v for k, v in columns.items() if k not in ("left", "right", "winner")}
-    for name in optional.values():
-        if name:
-            _column(path, rows, name, "optional")
+    for opt in optional.values():
+        if opt:
+            _column(path, rows, opt, "optional")
     if cluster in ("rater", "prompt") and not optional[cluster]:
         raise InputError(f"--cluster {cluster} needs --{cluster} COLUMN")
     try:

@@ -40,6 +40,7 @@ from creagraph.core.io import atomic_write
 from creagraph.judgments import hcb_io
 from creagraph.judgments.agreement import (
     MIN_ALPHA_UNITS,
+    CorrelationResult,
     DegenerateDesignWarning,
     correlation,
     friedman,
@@ -158,7 +159,7 @@ def _friedman_record(matrix: np.ndarray, keys: Sequence[tuple[Any, ...]],
     """Friedman / Kendall's W over the complete blocks, with a degenerate-design note."""
     complete_mask = ~np.isnan(matrix).any(axis=1) if matrix.size else np.zeros(0, bool)
     complete = matrix[complete_mask] if matrix.size else matrix.reshape(0, matrix.shape[-1])
-    raters = ({keys[k][rater_pos] for k in np.flatnonzero(complete_mask)}
+    raters = ({keys[k][rater_pos] for k in np.flatnonzero(complete_mask).tolist()}
               if rater_pos is not None else set())
     rec: dict[str, Any] = {
         "n_blocks": int(complete.shape[0]),
@@ -689,6 +690,8 @@ def _axis_correlations(tables: dict[str, list], data: HCBData,
                 y = np.array([r[b] for r in rows], dtype=float)
                 rec: dict[str, Any] = {"stage": scope, "axis_a": a, "axis_b": b,
                                        "n": int(np.sum(~np.isnan(x) & ~np.isnan(y)))}
+                pr: CorrelationResult | None
+                sp: CorrelationResult | None
                 try:
                     pr = correlation(x, y)
                     sp = correlation(x, y, method="spearman")

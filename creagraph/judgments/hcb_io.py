@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,7 +319,7 @@ def write_hcb(data: HCBData, directory: str | os.PathLike[str]) -> list[Path]:
         required, optional = HCB_COLUMNS[kind]
         cols = list(required) + [c for c in optional if any(c in r for r in rows)]
         path = d / HCB_FILES[kind]
-        records = [{c: _cell(r.get(c, "")) for c in cols} for r in rows]
+        records: list[Mapping[str, Any]] = [{c: _cell(r.get(c, "")) for c in cols} for r in rows]
         if records:
             write_records(path, records)
         else:  # the header alone (fixed column names: nothing to quote)

@@ -36,6 +36,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -396,7 +397,7 @@ _DISJOINT_MODELS = (
 
 def disjoint_design(
     domains: Sequence[str] = DEFAULT_DOMAINS, models_per_domain: int = 4
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Keyword arguments for :func:`generate_hcb` giving HCB-shaped data: each domain has
     its own ``models_per_domain`` models (disjoint sets; 12 models for the 3 default
     domains), with strengths spread within each domain.
