@@ -5,7 +5,10 @@
 - :mod:`~creagraph.judgments.agreement` — Kendall's W, Friedman, Krippendorff's α,
   Fleiss' κ, ICC, order-swap consistency.
 - :mod:`~creagraph.judgments.llmfao` — the LLMFAO crowd comparisons adapter.
-- :mod:`~creagraph.judgments.hcb` — Human Creativity Benchmark files and report.
+- :mod:`~creagraph.judgments.hcb_io` — Human Creativity Benchmark files: reading,
+  validation, writing.
+- :mod:`~creagraph.judgments.hcb` — the HCB per domain × phase report.
+- :mod:`~creagraph.judgments.choices` — the choices of the API and CLI as ``StrEnum``.
 - :mod:`~creagraph.judgments.synthetic` — HCB-format data with known ground truth.
 - :mod:`~creagraph.judgments.cli` — ``creagraph judge bt | agreement | swap | hcb-report |
   hcb-synth``.
@@ -20,13 +23,16 @@ from creagraph.core.lazy import lazy_exports
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
     from creagraph.judgments.agreement import (
         MIN_ALPHA_UNITS,
+        NA_TOKENS,
         CohenKappaResult,
         CorrelationResult,
         DegenerateDesignWarning,
         FriedmanResult,
         ICCResult,
         KendallWResult,
+        RatingLabels,
         SwapConsistency,
+        agreement_statistics,
         category_counts,
         cohens_kappa,
         correlation,
@@ -37,6 +43,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         kendalls_w,
         krippendorff_alpha,
         order_swap_consistency,
+        rating_labels,
         ratings_matrix,
         swapped_pairs,
     )
@@ -49,6 +56,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         ConvergenceWarning,
         DisconnectedComparisonsError,
         NotIdentifiableError,
+        RecordError,
         TiePolicy,
         apply_empty_rule,
         bradley_terry,
@@ -56,6 +64,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         bt_covariance,
         bt_mle,
         comparison_components,
+        comparisons_from_records,
         count_matrices,
         davidson_mle,
         elo_scale,
@@ -66,19 +75,17 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         sequential_elo,
         win_probabilities,
     )
-    from creagraph.judgments.hcb import (
+    from creagraph.judgments.choices import BootstrapUnit, MeasurementLevel, Ties
+    from creagraph.judgments.hcb import HCBReport, hcb_comparisons, hcb_report, write_hcb_report
+    from creagraph.judgments.hcb_io import (
         AXES,
         HCB_COLUMNS,
         HCB_FILES,
         SENTIMENTS,
         STAGES,
         HCBData,
-        HCBReport,
-        hcb_comparisons,
-        hcb_report,
         read_hcb,
         write_hcb,
-        write_hcb_report,
         write_table,
     )
     from creagraph.judgments.llmfao import LLMFAO_COLUMNS, default_llmfao_path, read_llmfao
@@ -107,6 +114,15 @@ _EXPORTS: dict[str, str] = {
     "order_swap_consistency": "creagraph.judgments.agreement",
     "ratings_matrix": "creagraph.judgments.agreement",
     "swapped_pairs": "creagraph.judgments.agreement",
+    "NA_TOKENS": "creagraph.judgments.agreement",
+    "RatingLabels": "creagraph.judgments.agreement",
+    "rating_labels": "creagraph.judgments.agreement",
+    "agreement_statistics": "creagraph.judgments.agreement",
+    "RecordError": "creagraph.judgments.bradley_terry",
+    "comparisons_from_records": "creagraph.judgments.bradley_terry",
+    "Ties": "creagraph.judgments.choices",
+    "BootstrapUnit": "creagraph.judgments.choices",
+    "MeasurementLevel": "creagraph.judgments.choices",
     "LEFT": "creagraph.judgments.bradley_terry",
     "RIGHT": "creagraph.judgments.bradley_terry",
     "TIE": "creagraph.judgments.bradley_terry",
@@ -131,19 +147,19 @@ _EXPORTS: dict[str, str] = {
     "parse_outcome": "creagraph.judgments.bradley_terry",
     "sequential_elo": "creagraph.judgments.bradley_terry",
     "win_probabilities": "creagraph.judgments.bradley_terry",
-    "AXES": "creagraph.judgments.hcb",
-    "HCB_COLUMNS": "creagraph.judgments.hcb",
-    "HCB_FILES": "creagraph.judgments.hcb",
-    "SENTIMENTS": "creagraph.judgments.hcb",
-    "STAGES": "creagraph.judgments.hcb",
-    "HCBData": "creagraph.judgments.hcb",
+    "AXES": "creagraph.judgments.hcb_io",
+    "HCB_COLUMNS": "creagraph.judgments.hcb_io",
+    "HCB_FILES": "creagraph.judgments.hcb_io",
+    "SENTIMENTS": "creagraph.judgments.hcb_io",
+    "STAGES": "creagraph.judgments.hcb_io",
+    "HCBData": "creagraph.judgments.hcb_io",
     "HCBReport": "creagraph.judgments.hcb",
     "hcb_comparisons": "creagraph.judgments.hcb",
     "hcb_report": "creagraph.judgments.hcb",
-    "read_hcb": "creagraph.judgments.hcb",
-    "write_hcb": "creagraph.judgments.hcb",
+    "read_hcb": "creagraph.judgments.hcb_io",
+    "write_hcb": "creagraph.judgments.hcb_io",
     "write_hcb_report": "creagraph.judgments.hcb",
-    "write_table": "creagraph.judgments.hcb",
+    "write_table": "creagraph.judgments.hcb_io",
     "LLMFAO_COLUMNS": "creagraph.judgments.llmfao",
     "default_llmfao_path": "creagraph.judgments.llmfao",
     "read_llmfao": "creagraph.judgments.llmfao",
@@ -196,6 +212,15 @@ __all__ = [
     "order_swap_consistency",
     "ratings_matrix",
     "swapped_pairs",
+    "NA_TOKENS",
+    "RatingLabels",
+    "rating_labels",
+    "agreement_statistics",
+    "RecordError",
+    "comparisons_from_records",
+    "Ties",
+    "BootstrapUnit",
+    "MeasurementLevel",
     "LLMFAO_COLUMNS",
     "default_llmfao_path",
     "read_llmfao",

@@ -46,7 +46,8 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 
-from creagraph.judgments.bradley_terry import LEFT, RIGHT, TIE, Comparisons
+from creagraph.judgments.bradley_terry import LEFT, RIGHT, TIE, Comparisons, RecordError
+from creagraph.judgments.choices import MeasurementLevel
 
 __all__ = [
     "DegenerateDesignWarning",
@@ -61,6 +62,11 @@ __all__ = [
     "ICCResult",
     "SwapConsistency",
     "ratings_matrix",
+    "NA_TOKENS",
+    "RatingLabels",
+    "rating_labels",
+    "agreement_statistics",
+    "MeasurementLevel",
     "kendalls_w",
     "friedman",
     "krippendorff_alpha",
@@ -150,12 +156,7 @@ def ratings_matrix(
     >>> m.tolist(), u, r
     ([[3.0, 5.0], [4.0, nan]], ['p1', 'p2'], ['ann', 'bob'])
     """
-    if not (len(units) == len(raters) == len(values)):
-        raise ValueError("units, raters and values must have the same length")
-    unit_labels = sorted(set(units), key=str)
-    rater_labels = sorted(set(raters), key=str)
-    ui = {u: k for k, u in enumerate(unit_labels)}
-    ri = {r: k for k, r in enumerate(rater_labels)}
+    unit_labels, rater_labels, ui, ri = _pivot_labels(units, raters, values)
     total = np.zeros((len(rater_labels), len(unit_labels)))
     count = np.zeros_like(total)
     for u, r, v in zip(units, raters, values, strict=True):
@@ -166,6 +167,99 @@ def ratings_matrix(
     with np.errstate(invalid="ignore"):
         matrix = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     return matrix, unit_labels, rater_labels
+
+
+def _pivot_labels(
+    units: Sequence[Hashable], raters: Sequence[Hashable], values: Sequence[Any]
+) -> tuple[list[Hashable], list[Hashable], dict[Hashable, int], dict[Hashable, int]]:
+    """Sorted (by ``str``) unit and rater labels of long ratings, with their positions."""
+    if not (len(units) == len(raters) == len(values)):
+        raise ValueError("units, raters and values must have the same length")
+    unit_labels = sorted(set(units), key=str)
+    rater_labels = sorted(set(raters), key=str)
+    ui = {u: k for k, u in enumerate(unit_labels)}
+    ri = {r: k for k, r in enumerate(rater_labels)}
+    return unit_labels, rater_labels, ui, ri
+
+
+NA_TOKENS = frozenset(
+    {"", "na", "n/a", "nan", "-nan", "none", "null", "<na>", "#n/a", "#na", "missing"}
+)
+"""Cells :func:`rating_labels` reads as missing (case-insensitive; pandas' default
+``na_values``)."""
+
+
+def _is_na(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and value.strip().lower() in NA_TOKENS
+
+
+@dataclass(frozen=True)
+class RatingLabels:
+    """Long ratings pivoted into reliability data, labels kept as read.
+
+    Attributes
+    ----------
+    table : list of list
+        ``table[rater][unit]``: the label (stripped), ``None`` when missing.
+    units, raters : list of str
+        Sorted labels of the columns and rows.
+    numeric : bool
+        Whether every label reads as a number.
+    """
+
+    table: list[list[Any]]
+    units: list[str]
+    raters: list[str]
+    numeric: bool
+
+
+def rating_labels(
+    units: Sequence[Any], raters: Sequence[Any], values: Sequence[Any]
+) -> RatingLabels:
+    """Pivot long ratings (one per record) into a raters × units table of labels.
+
+    Unlike :func:`ratings_matrix` the labels stay as they are (nominal labels may be
+    text), units and raters are matched by ``str``, the cells in :data:`NA_TOKENS` are
+    missing, and a rater rating a unit twice is an error.
+
+    Raises
+    ------
+    RecordError
+        A value that is a number but not finite, or a second rating of the same unit by
+        the same rater — with the index of the record.
+
+    Examples
+    --------
+    >>> r = rating_labels(["p1", "p1", "p2"], ["ann", "bob", "ann"], ["3", "NA", " 4 "])
+    >>> r.table, r.units, r.raters, r.numeric
+    ([['3', '4'], [None, None]], ['p1', 'p2'], ['ann', 'bob'], True)
+    """
+    unit_labels, rater_labels, ui, ri = _pivot_labels(
+        [str(u) for u in units], [str(r) for r in raters], values
+    )
+    table: list[list[Any]] = [[None] * len(unit_labels) for _ in rater_labels]
+    numeric = True
+    for k, (u, r, raw) in enumerate(zip(units, raters, values, strict=True)):
+        if _is_na(raw):
+            continue
+        v = raw.strip() if isinstance(raw, str) else raw
+        try:
+            as_number: float | None = float(v)
+        except (TypeError, ValueError):
+            as_number = None
+            numeric = False
+        if as_number is not None and not math.isfinite(as_number):
+            raise RecordError(k, None, f"{raw!r} is not a finite number "
+                              "(leave the cell blank or write NA for a missing rating)")
+        if table[ri[str(r)]][ui[str(u)]] is not None:
+            raise RecordError(k, None, f"rater {r!r} rated unit {u!r} twice")
+        table[ri[str(r)]][ui[str(u)]] = v
+    return RatingLabels(table, [str(u) for u in unit_labels], [str(r) for r in rater_labels],
+                        numeric)
 
 
 # --------------------------------------------------------------------------- Kendall / Friedman
@@ -330,7 +424,7 @@ def _is_number(v: Any) -> bool:
 
 def krippendorff_alpha(
     reliability_data: Sequence[Sequence[Any]] | np.ndarray,
-    level: Level = "interval",
+    level: Level | MeasurementLevel = "interval",
     *,
     distance: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     value_domain: Sequence[Any] | None = None,
@@ -370,28 +464,7 @@ def krippendorff_alpha(
     rows = _rows(reliability_data, "reliability_data")
     if not rows or len({len(r) for r in rows}) != 1:
         raise ValueError("reliability_data must be a non-empty rectangular table")
-    missing = is_missing
-
-    present = [v for r in rows for v in r if not missing(v)]
-    if any(isinstance(v, str) for v in present) and all(_is_number(v) for v in present):
-        # numbers read from text files: compare them as numbers
-        rows = [[None if missing(v) else float(v) for v in r] for r in rows]
-        present = [float(v) for v in present]
-    if any(isinstance(v, str) for v in present):
-        if level != "nominal" and distance is None and value_domain is None:
-            raise ValueError(
-                f"string labels need level='nominal' (or a value_domain for {level!r})"
-            )
-        domain = list(value_domain) if value_domain is not None else sorted(set(present), key=str)
-        code = {v: float(k) for k, v in enumerate(domain)}
-        unknown = set(present) - set(code)
-        if unknown:
-            raise ValueError(f"values not in value_domain: {sorted(unknown, key=str)[:5]}")
-        arr = np.array([[np.nan if missing(v) else code[v] for v in r] for r in rows])
-        dom = np.arange(len(domain), dtype=float)
-    else:
-        arr = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows])
-        dom = None if value_domain is None else np.asarray(value_domain, dtype=float)
+    arr, dom = _alpha_codes(rows, level, distance, value_domain)
     n_pairable = int(np.sum(np.sum(~np.isnan(arr), axis=0) >= 2))
     if n_pairable == 0:
         raise ValueError("no unit has two or more ratings; α is undefined")
@@ -407,7 +480,8 @@ def krippendorff_alpha(
     if distance is not None:
         user = distance
 
-        def measure(v1, v2, i1, i2, n_v, dtype=np.float64):  # krippendorff's protocol
+        def measure(v1: np.ndarray, v2: np.ndarray, i1: Any, i2: Any, n_v: Any,
+                    dtype: Any = np.float64) -> np.ndarray:  # krippendorff's protocol
             return np.asarray(user(v1, v2), dtype=dtype)
 
     elif level not in ("nominal", "ordinal", "interval", "ratio"):
@@ -415,6 +489,32 @@ def krippendorff_alpha(
     return float(
         krippendorff.alpha(reliability_data=arr, level_of_measurement=measure, value_domain=dom)
     )
+
+
+def _alpha_codes(
+    rows: list[list[Any]], level: str, distance: Any, value_domain: Sequence[Any] | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Reliability data as floats (NaN = missing) and the value domain for
+    ``krippendorff.alpha``: numbers as numbers (also when read as text), other labels coded
+    by their position in ``value_domain`` (default: sorted)."""
+    missing = is_missing
+    present = [v for r in rows for v in r if not missing(v)]
+    if any(isinstance(v, str) for v in present) and all(_is_number(v) for v in present):
+        # numbers read from text files: compare them as numbers
+        rows = [[None if missing(v) else float(v) for v in r] for r in rows]
+        present = [float(v) for v in present]
+    if not any(isinstance(v, str) for v in present):
+        arr = np.array([[np.nan if missing(v) else float(v) for v in r] for r in rows])
+        return arr, None if value_domain is None else np.asarray(value_domain, dtype=float)
+    if level != "nominal" and distance is None and value_domain is None:
+        raise ValueError(f"string labels need level='nominal' (or a value_domain for {level!r})")
+    domain = list(value_domain) if value_domain is not None else sorted(set(present), key=str)
+    code = {v: float(k) for k, v in enumerate(domain)}
+    unknown = set(present) - set(code)
+    if unknown:
+        raise ValueError(f"values not in value_domain: {sorted(unknown, key=str)[:5]}")
+    arr = np.array([[np.nan if missing(v) else code[v] for v in r] for r in rows])
+    return arr, np.arange(len(domain), dtype=float)
 
 
 # --------------------------------------------------------------------------- Fleiss
@@ -549,6 +649,41 @@ def icc(
     n, k = arr.shape
     if n < 2 or k < 2:
         raise ValueError(f"ICC needs at least 2 targets and 2 raters, got {arr.shape}")
+    msr, msc, mse, msw = _icc_mean_squares(arr)
+    f1 = _ratio(msr, msw)
+    f23 = _ratio(msr, mse)
+    nan = float("nan")
+    if not 0 < ci < 1:
+        raise ValueError("ci must lie in (0, 1)")
+    from scipy import stats
+
+    icc2 = _ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n)
+    return ICCResult(
+        icc1=_ratio(msr - msw, msr + (k - 1) * msw),
+        icc2=icc2,
+        icc3=_ratio(msr - mse, msr + (k - 1) * mse),
+        icc1k=_ratio(msr - msw, msr),
+        icc2k=_ratio(msr - mse, msr + (msc - mse) / n),
+        icc3k=_ratio(msr - mse, msr),
+        f1=f1,
+        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
+        f23=f23,
+        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
+        n_targets=n,
+        n_raters=k,
+        ci_level=ci,
+        ci=_icc_intervals(n, k, ci, (msr, msc, mse), f1, f23, icc2),
+    )
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den != 0 else float("nan")
+
+
+def _icc_mean_squares(arr: np.ndarray) -> tuple[float, float, float, float]:
+    """Two-way ANOVA mean squares of a targets × raters table: rows (targets), columns
+    (raters), error and within targets."""
+    n, k = arr.shape
     grand = arr.mean()
     ss_rows = k * float(np.sum((arr.mean(axis=1) - grand) ** 2))
     ss_cols = n * float(np.sum((arr.mean(axis=0) - grand) ** 2))
@@ -558,20 +693,17 @@ def icc(
     msc = ss_cols / (k - 1)
     mse = ss_err / ((n - 1) * (k - 1))
     msw = (ss_cols + ss_err) / (n * (k - 1))
+    return msr, msc, mse, msw
 
-    def ratio(num: float, den: float) -> float:
-        return num / den if den != 0 else float("nan")
 
-    f1 = ratio(msr, msw)
-    f23 = ratio(msr, mse)
-    nan = float("nan")
-    if not 0 < ci < 1:
-        raise ValueError("ci must lie in (0, 1)")
+def _icc_intervals(
+    n: int, k: int, ci: float, mean_squares: tuple[float, float, float], f1: float,
+    f23: float, icc2: float,
+) -> dict[str, tuple[float, float]]:
+    """F-based confidence intervals (Shrout & Fleiss; McGraw & Wong [8]_ for ICC2)."""
     from scipy import stats
 
-    icc1 = ratio(msr - msw, msr + (k - 1) * msw)
-    icc2 = ratio(msr - mse, msr + (k - 1) * mse + k * (msc - mse) / n)
-    icc3 = ratio(msr - mse, msr + (k - 1) * mse)
+    msr, msc, mse = mean_squares
     q = 1 - (1 - ci) / 2
     df1, df_w, df_e = n - 1, n * (k - 1), (n - 1) * (k - 1)
     intervals: dict[str, tuple[float, float]] = {}
@@ -598,24 +730,7 @@ def icc(
             intervals["ICC2"] = (float(lo2), float(hi2))
             intervals["ICC2k"] = (float(lo2 * k / (1 + lo2 * (k - 1))),
                                   float(hi2 * k / (1 + hi2 * (k - 1))))
-    intervals = {key: (float(a), float(b)) for key, (a, b) in intervals.items()}
-
-    return ICCResult(
-        icc1=icc1,
-        icc2=icc2,
-        icc3=icc3,
-        icc1k=ratio(msr - msw, msr),
-        icc2k=ratio(msr - mse, msr + (msc - mse) / n),
-        icc3k=ratio(msr - mse, msr),
-        f1=f1,
-        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
-        f23=f23,
-        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
-        n_targets=n,
-        n_raters=k,
-        ci_level=ci,
-        ci=intervals,
-    )
+    return {key: (float(a), float(b)) for key, (a, b) in intervals.items()}
 
 
 # --------------------------------------------------------------------------- Cohen, correlations
@@ -894,3 +1009,126 @@ def swapped_pairs(comparisons: Comparisons) -> tuple[np.ndarray, np.ndarray]:
         else:
             pending.setdefault((raters[k], prompts[k], a, b), []).append(k)
     return np.asarray(orig, dtype=np.int64), np.asarray(swap, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- all at once
+
+
+def _stat(stat: str, val: float | None, n: int | str, note: str = "") -> dict[str, Any]:
+    return {"statistic": stat, "value": val, "n": n, "note": note}
+
+
+def _alpha_rows(labels: RatingLabels, level: str) -> list[dict[str, Any]]:
+    """Krippendorff's α at every level the labels allow (nominal only for text)."""
+    table, units = labels.table, labels.units
+    levels = ["nominal"] + (["ordinal", "interval", "ratio"] if labels.numeric else [])
+    pairable = sum(1 for i in range(len(units))
+                   if sum(table[j][i] is not None for j in range(len(labels.raters))) >= 2)
+    few = (f"degenerate: only {pairable} unit(s) rated twice or more"
+           if pairable < MIN_ALPHA_UNITS else "")
+    rows = []
+    for lv in levels:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the note column says it
+                a = krippendorff_alpha(table, lv)  # type: ignore[arg-type]
+        except ValueError as exc:
+            rows.append(_stat(f"krippendorff_alpha_{lv}", None, len(units), str(exc)))
+            continue
+        note = "; ".join(x for x in ("selected" if lv == level else "", few) if x)
+        rows.append(_stat(f"krippendorff_alpha_{lv}", a, len(units), note))
+    return rows
+
+
+def _cohen_rows(labels: RatingLabels) -> list[dict[str, Any]]:
+    """Cohen's κ (and, for numbers, its weighted forms) when there are two raters."""
+    if len(labels.raters) != 2:
+        return []
+    first, second = labels.table
+    rows = []
+    try:
+        kappa = cohens_kappa(first, second)
+        rows.append(_stat("cohens_kappa", kappa.kappa, kappa.n, "two raters, unweighted"))
+        if labels.numeric:
+            for wt in ("linear", "quadratic"):
+                kw = cohens_kappa(first, second, weights=wt)  # type: ignore[arg-type]
+                rows.append(_stat(f"cohens_kappa_{wt}", kw.kappa, kw.n, "two raters, weighted"))
+    except ValueError as exc:
+        rows.append(_stat("cohens_kappa", None, 0, str(exc)))
+    return rows
+
+
+def _fleiss_rows(labels: RatingLabels) -> list[dict[str, Any]]:
+    """Fleiss' κ over the units that have the largest number of ratings."""
+    table = labels.table
+    by_unit = [[table[j][i] for j in range(len(labels.raters))] for i in range(len(labels.units))]
+    counts, cats = category_counts(by_unit)
+    per_unit = counts.sum(axis=1)
+    keep = per_unit == per_unit.max()
+    if per_unit.max() >= 2 and keep.sum() >= 1:
+        return [_stat("fleiss_kappa", fleiss_kappa(counts[keep]), int(keep.sum()),
+                      f"{len(cats)} categories; units with all {int(per_unit.max())} ratings")]
+    return []
+
+
+def _complete_rater_rows(labels: RatingLabels, ties_correction: bool) -> list[dict[str, Any]]:
+    """ICC, Kendall's W and Friedman over the raters that rated every unit (numbers)."""
+    n_units = len(labels.units)
+    mat = np.array([[np.nan if v is None else float(v) for v in row] for row in labels.table])
+    full_raters = ~np.isnan(mat).any(axis=1)
+    if not (full_raters.sum() >= 2 and n_units >= 2):
+        return []
+    rows = []
+    # ICC: targets x raters over the raters that rated every unit
+    r = icc(mat[full_raters].T)
+    for name, val in r.as_dict().items():
+        lo, hi = r.ci.get(name, (float("nan"), float("nan")))
+        rows.append(_stat(name, val, n_units,
+                          f"{int(full_raters.sum())} complete raters; 95% CI [{lo:.3g}, {hi:.3g}]"))
+    # Kendall's W / Friedman: raters (blocks) ranking the units
+    kw = kendalls_w(mat[full_raters], correction=ties_correction)
+    rows.append(_stat("kendalls_w", kw.w, int(full_raters.sum()),
+                      f"p = {kw.pvalue:.4g}; " + ("ties corrected" if ties_correction
+                                                   else "no ties correction")))
+    if n_units >= 3:
+        fr = friedman(mat[full_raters])
+        rows.append(_stat("friedman_chi2", fr.statistic, fr.n_blocks, f"p = {fr.pvalue:.4g}"))
+        rows.append(_stat("friedman_p", fr.pvalue, fr.n_blocks, ""))
+    return rows
+
+
+def agreement_statistics(
+    labels: RatingLabels,
+    *,
+    level: Level | MeasurementLevel = "interval",
+    ties_correction: bool = True,
+) -> list[dict[str, Any]]:
+    """Every agreement statistic the ratings allow, as ``statistic, value, n, note`` rows.
+
+    Krippendorff's α at each level (text labels: nominal only; ``level`` is marked
+    ``selected``), Cohen's κ for two raters (weighted too for numbers), Fleiss' κ, and —
+    for numbers, over the raters that rated every unit — the ICCs with 95% intervals,
+    Kendall's W (``ties_correction``) and Friedman's test.
+
+    Parameters
+    ----------
+    labels : RatingLabels
+        From :func:`rating_labels`.
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        The level marked ``selected``; text labels need ``"nominal"``.
+    ties_correction : bool
+        Passed to :func:`kendalls_w`.
+
+    Examples
+    --------
+    >>> labels = rating_labels(["u1", "u2", "u1", "u2"], ["a", "a", "b", "b"],
+    ...                        ["x", "y", "x", "y"])
+    >>> [(r["statistic"], r["value"]) for r in agreement_statistics(labels, level="nominal")]
+    [('krippendorff_alpha_nominal', 1.0), ('cohens_kappa', 1.0), ('fleiss_kappa', 1.0)]
+    """
+    if not labels.numeric and level != "nominal":
+        raise ValueError(f"non-numeric labels need level='nominal', not {level!r}")
+    rows = _alpha_rows(labels, level) + _cohen_rows(labels) + _fleiss_rows(labels)
+    if labels.numeric:
+        rows += _complete_rater_rows(labels, ties_correction)
+    return rows

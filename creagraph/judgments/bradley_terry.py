@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,11 +49,16 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
+from creagraph.judgments.choices import BootstrapUnit, Ties
+
 __all__ = [
     "LEFT",
     "RIGHT",
     "TIE",
     "TiePolicy",
+    "Ties",
+    "BootstrapUnit",
+    "RecordError",
     "Comparisons",
     "BTResult",
     "NotIdentifiableError",
@@ -62,6 +67,7 @@ __all__ = [
     "parse_outcome",
     "apply_empty_rule",
     "make_comparisons",
+    "comparisons_from_records",
     "count_matrices",
     "is_identifiable",
     "bt_mle",
@@ -109,6 +115,26 @@ class DisconnectedComparisonsError(ValueError):
     def __init__(self, message: str, components: list[list[str]]):
         super().__init__(message)
         self.components = components
+
+
+class RecordError(ValueError):
+    """A bad input record, located: ``str()`` reads ``"<what> <index>: <detail>"``.
+
+    Attributes
+    ----------
+    index : int
+        Position of the record (0-based), for the caller to turn into a file line.
+    column : str or None
+        The column at fault, when known.
+    detail : str
+        What is wrong, without the location.
+    """
+
+    def __init__(self, index: int, column: str | None, detail: str, *, what: str = "record"):
+        super().__init__(f"{what} {index}: {detail}")
+        self.index = index
+        self.column = column
+        self.detail = detail
 
 
 class ConvergenceWarning(UserWarning):
@@ -294,7 +320,7 @@ def make_comparisons(
         try:
             outcome[k] = parse_outcome(w, a, b)
         except ValueError as exc:
-            raise ValueError(f"comparison {k}: {exc}") from None
+            raise RecordError(k, None, str(exc), what="comparison") from None
     if left_empty is not None or right_empty is not None:
         le = np.zeros(n, bool) if left_empty is None else np.asarray(left_empty, bool)
         re = np.zeros(n, bool) if right_empty is None else np.asarray(right_empty, bool)
@@ -311,6 +337,99 @@ def make_comparisons(
         raters=None if raters is None else np.asarray(list(raters), dtype=object),
         prompts=None if prompts is None else np.asarray(list(prompts), dtype=object),
     )
+
+
+def _is_blank(value: Any) -> bool:
+    return value in (None, "")
+
+
+def _truthy(value: Any) -> bool:
+    """A flag cell: a bool, or ``1``/``true``/``yes``/``y``/``t`` (any case)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"1", "true", "yes", "y", "t"}
+
+
+def comparisons_from_records(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    left: str,
+    right: str,
+    winner: str,
+    weight: str | None = None,
+    left_empty: str | None = None,
+    right_empty: str | None = None,
+    rater: str | None = None,
+    prompt: str | None = None,
+) -> Comparisons:
+    """:func:`make_comparisons` from records (e.g. the rows of a table), by column name.
+
+    Parameters
+    ----------
+    records : sequence of mapping
+        One comparison per record.
+    left, right, winner : str
+        Columns of the two items and of the winner cell (:func:`parse_outcome`).
+    weight : str, optional
+        Column of numeric weights.
+    left_empty, right_empty : str, optional
+        Columns flagging an empty response (``true``/``false``, ``1``/``0``, ``yes``/``no``).
+    rater, prompt : str, optional
+        Columns of the rater and prompt ids.
+
+    Raises
+    ------
+    RecordError
+        A record with an empty item, an item compared with itself, a weight that is not a
+        number or a winner cell that names neither side — with the record's index and
+        the column at fault.
+    ValueError
+        Any other inconsistency (e.g. a negative weight).
+
+    Examples
+    --------
+    >>> c = comparisons_from_records([{"l": "a", "r": "b", "w": "b"}], left="l", right="r",
+    ...                              winner="w")
+    >>> c.items, c.outcome.tolist()
+    (['a', 'b'], [-1])
+    >>> comparisons_from_records([{"l": "a", "r": "a", "w": "l"}], left="l", right="r",
+    ...                          winner="w")
+    Traceback (most recent call last):
+    ...
+    creagraph.judgments.bradley_terry.RecordError: record 0: item compared with itself
+    """
+    ls, rs, ws, wts = [], [], [], []
+    for k, r in enumerate(records):
+        a, b = r.get(left), r.get(right)
+        if _is_blank(a) or _is_blank(b):
+            raise RecordError(k, left if _is_blank(a) else right, "empty item")
+        if str(a) == str(b):
+            raise RecordError(k, right, "item compared with itself")
+        ls.append(str(a))
+        rs.append(str(b))
+        ws.append(r.get(winner))
+        if weight:
+            try:
+                wts.append(float(r[weight]))
+            except (TypeError, ValueError):
+                raise RecordError(k, weight, f"not a number: {r.get(weight)!r}") from None
+
+    def column(name: str | None, convert: Any = None) -> list[Any] | None:
+        if not name:
+            return None
+        return [convert(r.get(name)) if convert else r.get(name) for r in records]
+
+    try:
+        return make_comparisons(
+            ls, rs, ws,
+            weight=wts if weight else None,
+            left_empty=column(left_empty, _truthy),
+            right_empty=column(right_empty, _truthy),
+            raters=column(rater),
+            prompts=column(prompt),
+        )
+    except RecordError as exc:
+        raise RecordError(exc.index, winner, exc.detail) from None
 
 
 def _check_arrays(
@@ -388,9 +507,9 @@ def _not_identifiable_message(wins: np.ndarray, items: Sequence[str] | None) -> 
     names = items if items is not None else [str(k) for k in range(wins.shape[0])]
     won = wins.sum(axis=1)
     lost = wins.sum(axis=0)
-    never_lose = [names[k] for k in np.flatnonzero((lost == 0) & (won > 0))]
-    never_win = [names[k] for k in np.flatnonzero((won == 0) & (lost > 0))]
-    unseen = [names[k] for k in np.flatnonzero((won == 0) & (lost == 0))]
+    never_lose = [names[k] for k in np.flatnonzero((lost == 0) & (won > 0)).tolist()]
+    never_win = [names[k] for k in np.flatnonzero((won == 0) & (lost > 0)).tolist()]
+    unseen = [names[k] for k in np.flatnonzero((won == 0) & (lost == 0)).tolist()]
     parts = []
     if never_lose:
         parts.append(f"never lose: {never_lose[:5]}")
@@ -470,7 +589,7 @@ def bt_mle(
     [0.419618, -0.419618, 0.0]
     """
     theta, converged, detail = _bt_mle_fit(
-        wins, alpha=alpha, method=method, tol=tol, max_iter=max_iter, items=items
+        wins, alpha, items, method=method, tol=tol, max_iter=max_iter
     )
     if not converged:
         _warn_unconverged(detail)
@@ -478,15 +597,27 @@ def bt_mle(
 
 
 def _bt_mle_fit(
-    wins: np.ndarray,
-    *,
-    alpha: float = 0.0,
-    method: str = "newton",
-    tol: float = 1e-10,
-    max_iter: int = 10_000,
-    items: Sequence[str] | None = None,
+    wins: np.ndarray, alpha: float, items: Sequence[str] | None, *, method: str = "newton",
+    tol: float = 1e-10, max_iter: int = 10_000,
 ) -> tuple[np.ndarray, bool, str]:
     """:func:`bt_mle` returning ``(theta, converged, detail)`` instead of warning."""
+    wins = _checked_wins(wins, alpha, max_iter)
+    n = wins.shape[0]
+    if n == 0:
+        return np.zeros(0), True, ""
+    if alpha == 0 and not is_identifiable(wins):
+        raise NotIdentifiableError(_not_identifiable_message(wins, items))
+    if method == "mm":
+        if alpha != 0:
+            raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
+        return _mm_fit(wins, tol, max_iter)
+    if method != "newton":
+        raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
+    return _newton_fit(wins, alpha, tol, max_iter)
+
+
+def _checked_wins(wins: np.ndarray, alpha: float, max_iter: int) -> np.ndarray:
+    """A copy of ``wins`` as floats with a zero diagonal, after checking the arguments."""
     wins = np.asarray(wins, dtype=float)
     if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
         raise ValueError("wins must be a square matrix")
@@ -496,37 +627,49 @@ def _bt_mle_fit(
         raise ValueError("alpha must be >= 0")
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
-    n = wins.shape[0]
     wins = wins.copy()
     np.fill_diagonal(wins, 0.0)
-    if n == 0:
-        return np.zeros(0), True, ""
-    if alpha == 0 and not is_identifiable(wins):
-        raise NotIdentifiableError(_not_identifiable_message(wins, items))
+    return wins
+
+
+def _mm_fit(wins: np.ndarray, tol: float, max_iter: int) -> tuple[np.ndarray, bool, str]:
+    """Hunter's MM (Zermelo) iteration for the ML estimate [1]_."""
+    games = wins + wins.T
+    won = wins.sum(axis=1)
+    pi = np.ones(wins.shape[0])
+    change = float("inf")
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
+        new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
+        new /= math.exp(float(np.mean(np.log(new))))
+        change = float(np.max(np.abs(np.log(new) - np.log(pi))))
+        pi = new
+        if change < tol:
+            break
+    return _fixed_point_end(pi, change, tol, it, "Bradley–Terry MM (Hunter/Zermelo) iteration")
+
+
+def _fixed_point_end(
+    pi: np.ndarray, change: float, tol: float, it: int, solver: str
+) -> tuple[np.ndarray, bool, str]:
+    """End of a fixed-point iteration on strengths ``pi``: the mean-centred log-strengths,
+    whether the last change met ``tol``, and what to warn otherwise."""
+    theta = np.log(pi)
+    converged = change < tol
+    detail = (
+        f"{solver} did not converge in {it} iterations "
+        f"(last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+    )
+    return theta - theta.mean(), converged, "" if converged else detail
+
+
+def _newton_fit(
+    wins: np.ndarray, alpha: float, tol: float, max_iter: int
+) -> tuple[np.ndarray, bool, str]:
+    """Damped Newton–Raphson with a backtracking (Armijo) line search."""
+    n = wins.shape[0]
     games = wins + wins.T
     change = float("inf")
-    if method == "mm":
-        if alpha != 0:
-            raise ValueError("method='mm' fits the unpenalised model only (alpha=0)")
-        won = wins.sum(axis=1)
-        pi = np.ones(n)
-        it = 0
-        for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
-            new = won / np.sum(games / (pi[:, None] + pi[None, :]), axis=1)
-            new /= math.exp(float(np.mean(np.log(new))))
-            change = float(np.max(np.abs(np.log(new) - np.log(pi))))
-            pi = new
-            if change < tol:
-                break
-        theta = np.log(pi)
-        converged = change < tol
-        detail = (
-            f"Bradley–Terry MM (Hunter/Zermelo) iteration did not converge in {it} "
-            f"iterations (last change {change:.3g} > tol {tol:.3g}); raise max_iter"
-        )
-        return theta - theta.mean(), converged, "" if converged else detail
-    if method != "newton":
-        raise ValueError(f"unknown method {method!r} (use 'newton' or 'mm')")
     theta = np.zeros(n)
     # the unpenalised objective is flat along the all-ones direction: fix the mean at 0
     centre = np.full((n, n), 1.0 / n) if alpha == 0 else 0.0
@@ -633,7 +776,7 @@ def davidson_mle(
     ([0.0, 0.0], 0.5)
     """
     theta, nu, converged, detail = _davidson_fit(
-        wins, ties, alpha=alpha, nu_init=nu_init, tol=tol, max_iter=max_iter, items=items
+        wins, ties, alpha, items, nu_init=nu_init, tol=tol, max_iter=max_iter
     )
     if not converged:
         _warn_unconverged(detail)
@@ -641,14 +784,8 @@ def davidson_mle(
 
 
 def _davidson_fit(
-    wins: np.ndarray,
-    ties: np.ndarray,
-    *,
-    alpha: float = 0.0,
-    nu_init: float = 0.5,
-    tol: float = 1e-10,
-    max_iter: int = 10_000,
-    items: Sequence[str] | None = None,
+    wins: np.ndarray, ties: np.ndarray, alpha: float, items: Sequence[str] | None, *,
+    nu_init: float = 0.5, tol: float = 1e-10, max_iter: int = 10_000,
 ) -> tuple[np.ndarray, float, bool, str]:
     """:func:`davidson_mle` returning ``(theta, nu, converged, detail)``."""
     wins = np.asarray(wins, dtype=float).copy()
@@ -667,8 +804,7 @@ def _davidson_fit(
     if alpha == 0 and not is_identifiable(wins + ties):
         raise NotIdentifiableError(_not_identifiable_message(wins + ties, items))
     if ties.sum() == 0:
-        theta, conv, detail = _bt_mle_fit(wins, alpha=alpha, tol=tol, max_iter=max_iter,
-                                          items=items)
+        theta, conv, detail = _bt_mle_fit(wins, alpha, items, tol=tol, max_iter=max_iter)
         return theta, 0.0, conv, detail
     from scipy import optimize  # imported here: costs ~1 s, paid only when used
 
@@ -712,13 +848,10 @@ def _davidson_fit(
         pi, nu = new, new_nu
         if change < tol:
             break
-    theta = np.log(pi)
-    converged = change < tol
-    detail = (
-        f"Davidson (Newman 2023) fixed-point iteration did not converge in {it} iterations "
-        f"(last change {change:.3g} > tol {tol:.3g}); raise max_iter"
+    theta, converged, detail = _fixed_point_end(
+        pi, change, tol, it, "Davidson (Newman 2023) fixed-point iteration"
     )
-    return theta - theta.mean(), nu, converged, "" if converged else detail
+    return theta, nu, converged, detail
 
 
 def bt_covariance(theta: np.ndarray, games: np.ndarray, *, alpha: float = 0.0) -> np.ndarray:
@@ -989,12 +1122,12 @@ def _fit(
     wins: np.ndarray, ties: np.ndarray, policy: str, alpha: float, items: Sequence[str] | None
 ) -> tuple[np.ndarray, float | None, bool, str]:
     if policy == "exclude":
-        theta, ok, detail = _bt_mle_fit(wins, alpha=alpha, items=items)
+        theta, ok, detail = _bt_mle_fit(wins, alpha, items)
         return theta, None, ok, detail
     if policy == "half":
-        theta, ok, detail = _bt_mle_fit(wins + ties / 2.0, alpha=alpha, items=items)
+        theta, ok, detail = _bt_mle_fit(wins + ties / 2.0, alpha, items)
         return theta, None, ok, detail
-    return _davidson_fit(wins, ties, alpha=alpha, items=items)
+    return _davidson_fit(wins, ties, alpha, items)
 
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
@@ -1028,17 +1161,18 @@ def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
     return out
 
 
+# over 80 lines only for the docstring of its ten options; the body (~50 lines) calls helpers
 def bradley_terry(
     comparisons: Comparisons,
     *,
-    ties: TiePolicy = "exclude",
+    ties: TiePolicy | Ties = "exclude",
     alpha: float = 0.0,
     n_bootstrap: int = 0,
     ci: float = 0.95,
     seed: int | None = 0,
     degenerate_alpha: float = 0.01,
     show_progress: bool = False,
-    cluster: Literal["comparison", "rater", "prompt"] = "comparison",
+    cluster: Literal["comparison", "rater", "prompt"] | BootstrapUnit = "comparison",
     across_components: bool = False,
 ) -> BTResult:
     """Fit a Bradley–Terry leaderboard with diagnostics, intervals, ranks and tiers.
@@ -1091,18 +1225,131 @@ def bradley_terry(
     >>> [row["item"] for row in res.leaderboard()], round(res.tie_rate, 2)
     (['a', 'c', 'b'], 0.2)
     """
+    _check_fit_args(ties, ci, n_bootstrap, comparisons)
+    n = comparisons.n_items
+    li, ri, oc, w = _check_arrays(
+        n, comparisons.left, comparisons.right, comparisons.outcome, comparisons.weight
+    )
+    component = _components(comparisons, li, ri, across_components)
+    cluster_ids = _cluster_ids(comparisons, cluster)
+    n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
+
+    wins, tie_m = count_matrices(n, li, ri, oc, w)
+    theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
+    if not converged:
+        _warn_unconverged(conv_msg)
+
+    total_w = float(w.sum())
+    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+    # Wald covariance: information from the comparisons that enter the likelihood
+    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
+    cov = bt_covariance(theta, games, alpha=alpha)
+    rng = np.random.default_rng(seed)
+    boot: np.ndarray | None = None
+    n_degenerate = n_unconverged = 0
+    if n_bootstrap > 0:
+        boot, n_degenerate, n_unconverged = _bootstrap(
+            comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties, alpha,
+            degenerate_alpha, show_progress,
+        )
+    return BTResult(
+        items=list(comparisons.items),
+        theta=theta,
+        **_scales(theta),
+        **_uncertainty(theta, cov, ci, rng, boot),
+        covariance=cov,
+        **_item_counts(wins, tie_m),
+        tie_rate=tie_rate,
+        tie_policy=ties,
+        alpha=alpha,
+        ci_level=ci,
+        nu=nu,
+        n_bootstrap=n_bootstrap,
+        n_degenerate_resamples=n_degenerate,
+        bootstrap_theta=boot,
+        bootstrap_cluster=cluster,
+        n_clusters=n_clusters if n_bootstrap > 0 else 0,
+        converged=converged,
+        convergence_message=conv_msg,
+        n_unconverged_resamples=n_unconverged,
+        component=component,
+    )
+
+
+def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, np.ndarray]:
+    """Per item: comparisons, wins, losses, ties (always counted) and the raw win rates."""
+    n_wins = wins.sum(axis=1)
+    n_losses = wins.sum(axis=0)
+    n_ties = tie_m.sum(axis=1)
+    n_comp = n_wins + n_losses + n_ties
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = np.where(n_comp > 0, n_wins / n_comp, np.nan)
+        half = np.where(n_comp > 0, (n_wins + n_ties / 2.0) / n_comp, np.nan)
+    return {"n_comparisons": n_comp, "n_wins": n_wins, "n_losses": n_losses,
+            "n_ties": n_ties, "raw_win_rate": raw, "tie_half_win_rate": half}
+
+
+def _scales(theta: np.ndarray) -> dict[str, np.ndarray]:
+    """The estimate read other ways: strengths summing to 1, z-scores, Elo, expected win
+    rate against the field and ranks."""
+    n = theta.size
+    sd = float(theta.std())
+    strength = np.exp(theta - theta.max())
+    return {
+        "strength": strength / strength.sum(),
+        "standardized": (theta - theta.mean()) / sd if sd > 0 else np.zeros(n),
+        "elo": elo_scale(theta),
+        "expected_win_rate": (win_probabilities(theta).sum(axis=1) - 0.5) / max(n - 1, 1),
+        "rank": _ranks(theta),
+    }
+
+
+def _uncertainty(
+    theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
+    boot: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """Standard errors, intervals (bootstrap percentiles, else Wald), tiers and rank
+    probabilities (from the resamples, else from 2000 normal draws)."""
+    from scipy import stats
+
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    z = float(stats.norm.ppf(0.5 + ci / 2.0))
+    if boot is not None:
+        lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
+        ci_low = np.quantile(boot, lo_q, axis=0)
+        ci_high = np.quantile(boot, hi_q, axis=0)
+        rank_prob = _rank_probabilities(boot)
+    else:
+        ci_low = theta - z * se
+        ci_high = theta + z * se
+        draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
+        rank_prob = _rank_probabilities(draws_theta)
+    centre = float(theta.mean())
+    return {
+        "se": se, "ci_low": ci_low, "ci_high": ci_high, "tier": _tiers(theta, cov, z),
+        "rank_probabilities": rank_prob,
+        "elo_ci_low": ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
+        "elo_ci_high": ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
+    }
+
+
+def _check_fit_args(ties: str, ci: float, n_bootstrap: int, comparisons: Comparisons) -> None:
     if ties not in _TIE_POLICIES:
         raise ValueError(f"unknown tie policy {ties!r} (use one of {_TIE_POLICIES})")
     if not 0 < ci < 1:
         raise ValueError("ci must lie in (0, 1)")
     if n_bootstrap < 0:
         raise ValueError("n_bootstrap must be >= 0")
-    n = comparisons.n_items
     if len(comparisons) == 0:
         raise ValueError("no comparisons")
-    li, ri, oc, w = _check_arrays(
-        n, comparisons.left, comparisons.right, comparisons.outcome, comparisons.weight
-    )
+
+
+def _components(
+    comparisons: Comparisons, li: np.ndarray, ri: np.ndarray, across_components: bool
+) -> np.ndarray:
+    """Connected group of each item, largest group first (0); raises
+    :class:`DisconnectedComparisonsError` for several groups unless ``across_components``."""
+    n = comparisons.n_items
     components = _component_labels(n, li, ri)
     n_groups = int(components.max()) + 1 if n else 0
     if n_groups > 1:
@@ -1121,128 +1368,69 @@ def bradley_terry(
         range(n_groups), key=lambda g: (-sizes[g], int(np.argmax(components == g)))
     )
     relabel = {g: k for k, g in enumerate(order_groups)}
-    component = np.array([relabel[int(c)] for c in components], dtype=np.int64)
+    return np.array([relabel[int(c)] for c in components], dtype=np.int64)
 
-    cluster_ids: np.ndarray
+
+def _cluster_ids(comparisons: Comparisons, cluster: str) -> np.ndarray:
+    """The bootstrap unit of each comparison: itself, or its rater / prompt (numbered in
+    order of first appearance)."""
     if cluster == "comparison":
-        cluster_ids = np.arange(len(comparisons))
-    elif cluster in ("rater", "prompt"):
+        return np.arange(len(comparisons))
+    if cluster in ("rater", "prompt"):
         keys = comparisons.raters if cluster == "rater" else comparisons.prompts
         if keys is None:
             raise ValueError(f"cluster={cluster!r} needs comparisons with {cluster}s recorded")
         first_seen: dict[Any, int] = {}
-        cluster_ids = np.fromiter(
+        return np.fromiter(
             (first_seen.setdefault(key, len(first_seen)) for key in keys.tolist()),
             dtype=np.int64, count=len(keys),
         )
-    else:
-        raise ValueError(f"unknown cluster {cluster!r} (use 'comparison', 'rater' or 'prompt')")
+    raise ValueError(f"unknown cluster {cluster!r} (use 'comparison', 'rater' or 'prompt')")
+
+
+def _bootstrap(
+    comparisons: Comparisons,
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    cluster_ids: np.ndarray,
+    rng: np.random.Generator,
+    n_bootstrap: int,
+    ties: str,
+    alpha: float,
+    degenerate_alpha: float,
+    show_progress: bool,
+) -> tuple[np.ndarray, int, int]:
+    """Refit on ``n_bootstrap`` resamples of the clusters (with replacement): the centred
+    estimates, the number of resamples refitted with ``degenerate_alpha`` and the number
+    that did not converge (warned about)."""
+    li, ri, oc, w = arrays
+    n = comparisons.n_items
     n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
-
-    wins, tie_m = count_matrices(n, li, ri, oc, w)
-    theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
-    if not converged:
-        _warn_unconverged(conv_msg)
-
-    # diagnostics (ties always counted)
-    n_wins = wins.sum(axis=1)
-    n_losses = wins.sum(axis=0)
-    n_ties = tie_m.sum(axis=1)
-    n_comp = n_wins + n_losses + n_ties
-    with np.errstate(invalid="ignore", divide="ignore"):
-        raw = np.where(n_comp > 0, n_wins / n_comp, np.nan)
-        half = np.where(n_comp > 0, (n_wins + n_ties / 2.0) / n_comp, np.nan)
-    total_w = float(w.sum())
-    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
-
-    # Wald covariance: information from the comparisons that enter the likelihood
-    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
-    cov = bt_covariance(theta, games, alpha=alpha)
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    from scipy import stats
-
-    z = float(stats.norm.ppf(0.5 + ci / 2.0))
-
-    rng = np.random.default_rng(seed)
-    boot: np.ndarray | None = None
+    boot = np.empty((n_bootstrap, n))
     n_degenerate = 0
     n_unconverged = 0
-    if n_bootstrap > 0:
+    draws: Iterable[int] = range(n_bootstrap)
+    if show_progress:
         from creagraph.core.progress import progress
 
-        boot = np.empty((n_bootstrap, n))
-        draws = range(n_bootstrap)
-        iterator = progress(draws, total=n_bootstrap, desc="bootstrap") if show_progress else draws
-        for b in iterator:
-            counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
-                                 minlength=n_clusters)
-            bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
-            try:
-                fit = _fit(bw, bt, ties, alpha, comparisons.items)
-            except NotIdentifiableError:
-                n_degenerate += 1
-                fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
-            boot[b] = fit[0] - fit[0].mean()
-            n_unconverged += not fit[2]
-        if n_unconverged:
-            _warn_unconverged(
-                f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
-                f"(solver for ties={ties!r})"
-            )
-        lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
-        ci_low = np.quantile(boot, lo_q, axis=0)
-        ci_high = np.quantile(boot, hi_q, axis=0)
-        rank_prob = _rank_probabilities(boot)
-    else:
-        ci_low = theta - z * se
-        ci_high = theta + z * se
-        draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
-        rank_prob = _rank_probabilities(draws_theta)
-
-    sd = float(theta.std())
-    standardized = (theta - theta.mean()) / sd if sd > 0 else np.zeros(n)
-    probs = win_probabilities(theta)
-    expected = (probs.sum(axis=1) - 0.5) / max(n - 1, 1)
-    strength = np.exp(theta - theta.max())
-    strength = strength / strength.sum()
-    centre = float(theta.mean())
-    return BTResult(
-        items=list(comparisons.items),
-        theta=theta,
-        strength=strength,
-        se=se,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        standardized=standardized,
-        elo=elo_scale(theta),
-        expected_win_rate=expected,
-        rank=_ranks(theta),
-        tier=_tiers(theta, cov, z),
-        rank_probabilities=rank_prob,
-        covariance=cov,
-        n_comparisons=n_comp,
-        n_wins=n_wins,
-        n_losses=n_losses,
-        n_ties=n_ties,
-        raw_win_rate=raw,
-        tie_half_win_rate=half,
-        tie_rate=tie_rate,
-        tie_policy=ties,
-        alpha=alpha,
-        ci_level=ci,
-        nu=nu,
-        n_bootstrap=n_bootstrap,
-        n_degenerate_resamples=n_degenerate,
-        bootstrap_theta=boot,
-        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
-        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
-        bootstrap_cluster=cluster,
-        n_clusters=n_clusters if n_bootstrap > 0 else 0,
-        converged=converged,
-        convergence_message=conv_msg,
-        n_unconverged_resamples=n_unconverged,
-        component=component,
-    )
+        draws = progress(draws, total=n_bootstrap, desc="bootstrap")
+    for b in draws:
+        counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
+                             minlength=n_clusters)
+        bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
+        try:
+            fit = _fit(bw, bt, ties, alpha, comparisons.items)
+        except NotIdentifiableError:
+            n_degenerate += 1
+            fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
+        boot[b] = fit[0] - fit[0].mean()
+        n_unconverged += not fit[2]
+    if n_unconverged:
+        _warn_unconverged(
+            f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
+            f"(solver for ties={ties!r})",
+            stacklevel=4,
+        )
+    return boot, n_degenerate, n_unconverged
 
 
 def bradley_terry_by_component(comparisons: Comparisons, **kwargs: Any) -> list[BTResult]:

@@ -1,31 +1,7 @@
-"""Human Creativity Benchmark (HCB) files: reading, validation and per domain × phase analysis.
+"""Human Creativity Benchmark (HCB): per domain × phase analysis (SPEC §5).
 
-An HCB directory holds five CSV files (UTF-8, header row, comma-separated) sharing
-``prompt_id``. Column names are matched exactly; extra columns are ignored.
-
-``prompts_workflow.csv`` (required)
-    ``prompt_id`` (unique), ``domain`` (free text, e.g. ``poster``), ``stage`` ∈
-    {``ideation``, ``mockup``, ``refinement``} (the phase), ``prompt`` (text); optional
-    ``input_image`` (path or URL, may be blank).
-``model_outputs.csv`` (optional)
-    ``prompt_id``, ``model``, ``output`` (text or path; a blank cell is an *empty
-    response*: it loses every comparison against a non-empty response and ties another
-    empty one, SPEC §5).
-``pairwise_comparisons.csv`` (required)
-    ``prompt_id``, ``evaluator_id``, ``model_a``, ``model_b`` (shown left / right),
-    ``chosen`` (the preferred model's name, ``tie``, or blank = no preference, counted as
-    a tie); optional ``evaluator_core_skill`` (e.g. ``designer``) and ``dimension``
-    (the judged dimension, e.g. ``overall``, ``novelty``; default ``overall``: one
-    Bradley–Terry model per dimension).
-``scalar_feedback.csv`` (required)
-    ``prompt_id``, ``evaluator_id``, ``model``, ``prompt_adherence``, ``usability``,
-    ``visual_appeal`` (integers 1–5; blank = not rated; ``nan``/``inf`` are errors).
-``qualitative_feedback.csv`` (optional)
-    ``prompt_id``, ``evaluator_id``, ``model``, ``theme``, ``sentiment`` ∈ {``positive``,
-    ``neutral``, ``negative``, ``mixed``}, ``quote`` (may be blank).
-
-A missing required file, or a bad cell, raises :class:`creagraph.core.io.InputError`
-naming the file (and line and column).
+The files (layout, reading, validation, writing) are :mod:`creagraph.judgments.hcb_io`;
+its public names are re-exported here.
 
 :func:`hcb_report` produces, per domain × stage: win rates (``win_rate`` = the model's
 share of the wins in the cell, the HCB paper's definition, summing to 1 over the cell's
@@ -54,15 +30,17 @@ import os
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from creagraph.core.io import InputError, atomic_write, iter_csv_lines, write_records
+from creagraph.core.io import atomic_write
+from creagraph.judgments import hcb_io
 from creagraph.judgments.agreement import (
     MIN_ALPHA_UNITS,
+    CorrelationResult,
     DegenerateDesignWarning,
     correlation,
     friedman,
@@ -80,290 +58,10 @@ from creagraph.judgments.bradley_terry import (
     count_matrices,
     make_comparisons,
 )
+from creagraph.judgments.hcb_io import *  # noqa: F403 (the file API, re-exported)
+from creagraph.judgments.hcb_io import AXES, SENTIMENTS, STAGES, HCBData, write_table
 
-__all__ = [
-    "STAGES",
-    "AXES",
-    "SENTIMENTS",
-    "HCB_FILES",
-    "HCB_COLUMNS",
-    "HCBData",
-    "HCBReport",
-    "read_hcb",
-    "write_hcb",
-    "hcb_comparisons",
-    "hcb_report",
-    "write_hcb_report",
-    "write_table",
-]
-
-STAGES = ("ideation", "mockup", "refinement")
-AXES = ("prompt_adherence", "usability", "visual_appeal")
-SENTIMENTS = ("positive", "neutral", "negative", "mixed")
-
-HCB_FILES = {
-    "prompts": "prompts_workflow.csv",
-    "outputs": "model_outputs.csv",
-    "pairwise": "pairwise_comparisons.csv",
-    "scalar": "scalar_feedback.csv",
-    "qualitative": "qualitative_feedback.csv",
-}
-# required columns, then optional ones
-HCB_COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "prompts": (("prompt_id", "domain", "stage", "prompt"), ("input_image",)),
-    "outputs": (("prompt_id", "model", "output"), ()),
-    "pairwise": (
-        ("prompt_id", "evaluator_id", "model_a", "model_b", "chosen"),
-        ("evaluator_core_skill", "dimension"),
-    ),
-    "scalar": (("prompt_id", "evaluator_id", "model", *AXES), ()),
-    "qualitative": (("prompt_id", "evaluator_id", "model", "theme", "sentiment", "quote"), ()),
-}
-
-
-@dataclass
-class HCBData:
-    """The five HCB tables as lists of plain records (see the module docstring).
-
-    ``outputs`` records carry an ``empty`` flag; ``scalar`` axis values are floats (NaN =
-    not rated); ``pairwise`` records always have ``dimension`` and
-    ``evaluator_core_skill`` (blank when absent).
-    """
-
-    prompts: list[dict[str, Any]]
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    pairwise: list[dict[str, Any]] = field(default_factory=list)
-    scalar: list[dict[str, Any]] = field(default_factory=list)
-    qualitative: list[dict[str, Any]] = field(default_factory=list)
-
-    def prompt_index(self) -> dict[str, dict[str, Any]]:
-        return {p["prompt_id"]: p for p in self.prompts}
-
-    def empty_outputs(self) -> set[tuple[str, str]]:
-        """(prompt_id, model) pairs whose response was empty."""
-        return {(o["prompt_id"], o["model"]) for o in self.outputs if o["empty"]}
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _read_table(path: Path, kind: str) -> Iterable[tuple[int, dict[str, str]]]:
-    """Rows of one HCB file with their line numbers (the package's one CSV reader,
-    :func:`creagraph.core.io.iter_csv_lines`), cells stripped, ``None`` as blank."""
-    required, _ = HCB_COLUMNS[kind]
-    for line, row in iter_csv_lines(path, required=required):
-        yield line, {k: (v or "").strip() for k, v in row.items() if k}
-
-
-def _need(path: Path, line: int, row: dict[str, str], col: str) -> str:
-    value = row.get(col, "")
-    if value == "":
-        raise InputError(f"{path}:{line}: column {col!r}: empty value")
-    return value
-
-
-def read_hcb(directory: str | os.PathLike[str]) -> HCBData:
-    """Read and validate an HCB directory (layout in the module docstring).
-
-    Parameters
-    ----------
-    directory : path-like
-
-    Returns
-    -------
-    HCBData
-
-    Raises
-    ------
-    InputError
-        Missing required file (``prompts_workflow.csv``, ``pairwise_comparisons.csv``,
-        ``scalar_feedback.csv``) or column, unknown ``prompt_id``, bad stage, rating
-        (including ``nan``/``inf``), chosen or sentiment cell — naming the file, line and
-        column.
-
-    Examples
-    --------
-    >>> data = read_hcb("hcb/")  # doctest: +SKIP
-    """
-    d = Path(directory)
-    if not d.is_dir():
-        raise InputError(f"{d}: not a directory (expected the five HCB CSV files)")
-    for kind in ("prompts", "pairwise", "scalar"):
-        if not (d / HCB_FILES[kind]).exists():
-            raise InputError(
-                f"{d / HCB_FILES[kind]}: file not found (required; an HCB directory holds "
-                f"{', '.join(HCB_FILES.values())})"
-            )
-    p_path = d / HCB_FILES["prompts"]
-    prompts: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for line, row in _read_table(p_path, "prompts"):
-        pid = _need(p_path, line, row, "prompt_id")
-        if pid in seen:
-            raise InputError(f"{p_path}:{line}: column 'prompt_id': duplicate id {pid!r}")
-        seen.add(pid)
-        stage = _need(p_path, line, row, "stage").lower()
-        if stage not in STAGES:
-            raise InputError(
-                f"{p_path}:{line}: column 'stage': {row['stage']!r} is not one of {list(STAGES)}"
-            )
-        prompts.append(
-            {
-                "prompt_id": pid,
-                "domain": _need(p_path, line, row, "domain"),
-                "stage": stage,
-                "prompt": row.get("prompt", ""),
-                "input_image": row.get("input_image", ""),
-            }
-        )
-
-    def check_pid(path: Path, line: int, row: dict[str, str]) -> str:
-        pid = _need(path, line, row, "prompt_id")
-        if pid not in seen:
-            raise InputError(
-                f"{path}:{line}: column 'prompt_id': {pid!r} is not in {HCB_FILES['prompts']}"
-            )
-        return pid
-
-    data = HCBData(prompts=prompts)
-    path = d / HCB_FILES["outputs"]
-    if path.exists():
-        for line, row in _read_table(path, "outputs"):
-            data.outputs.append(
-                {
-                    "prompt_id": check_pid(path, line, row),
-                    "model": _need(path, line, row, "model"),
-                    "output": row["output"],
-                    "empty": row["output"] == "",
-                }
-            )
-    path = d / HCB_FILES["pairwise"]
-    for line, row in _read_table(path, "pairwise"):
-        pid = check_pid(path, line, row)
-        a = _need(path, line, row, "model_a")
-        b = _need(path, line, row, "model_b")
-        if a == b:
-            raise InputError(f"{path}:{line}: column 'model_b': same model as model_a ({a!r})")
-        chosen = row["chosen"]
-        if chosen not in (a, b, "") and chosen.lower() != "tie":
-            raise InputError(
-                f"{path}:{line}: column 'chosen': {chosen!r} is neither model_a ({a!r}), "
-                f"model_b ({b!r}), 'tie' nor blank"
-            )
-        data.pairwise.append(
-            {
-                "prompt_id": pid,
-                "evaluator_id": _need(path, line, row, "evaluator_id"),
-                "model_a": a,
-                "model_b": b,
-                "chosen": "tie" if chosen.lower() == "tie" else chosen,
-                "evaluator_core_skill": row.get("evaluator_core_skill", ""),
-                "dimension": row.get("dimension", "") or "overall",
-            }
-        )
-    path = d / HCB_FILES["scalar"]
-    for line, row in _read_table(path, "scalar"):
-        rec: dict[str, Any] = {
-            "prompt_id": check_pid(path, line, row),
-            "evaluator_id": _need(path, line, row, "evaluator_id"),
-            "model": _need(path, line, row, "model"),
-        }
-        for axis in AXES:
-            cell = row[axis]
-            if cell == "":
-                rec[axis] = float("nan")
-                continue
-            try:
-                value = float(cell)
-            except ValueError:
-                value = float("nan")
-            if not (math.isfinite(value) and value == round(value) and 1 <= value <= 5):
-                raise InputError(
-                    f"{path}:{line}: column {axis!r}: {cell!r} is not an integer rating 1–5"
-                )
-            rec[axis] = value
-        data.scalar.append(rec)
-    path = d / HCB_FILES["qualitative"]
-    if path.exists():
-        for line, row in _read_table(path, "qualitative"):
-            sentiment = row["sentiment"].lower()
-            if sentiment not in SENTIMENTS:
-                raise InputError(
-                    f"{path}:{line}: column 'sentiment': {row['sentiment']!r} is not one of "
-                    f"{list(SENTIMENTS)}"
-                )
-            data.qualitative.append(
-                {
-                    "prompt_id": check_pid(path, line, row),
-                    "evaluator_id": _need(path, line, row, "evaluator_id"),
-                    "model": _need(path, line, row, "model"),
-                    "theme": _need(path, line, row, "theme"),
-                    "sentiment": sentiment,
-                    "quote": row["quote"],
-                }
-            )
-    for kind in ("pairwise", "scalar"):
-        if not getattr(data, kind):
-            raise InputError(f"{d / HCB_FILES[kind]}: no rows")
-    return data
-
-
-def write_hcb(data: HCBData, directory: str | os.PathLike[str]) -> list[Path]:
-    """Write :class:`HCBData` as the five HCB CSV files (through the package's one CSV
-    writer, :func:`creagraph.core.io.write_records`); returns the paths written."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    tables = {
-        "prompts": data.prompts,
-        "outputs": [{k: v for k, v in o.items() if k != "empty"} for o in data.outputs],
-        "pairwise": data.pairwise,
-        "scalar": data.scalar,
-        "qualitative": data.qualitative,
-    }
-    written = []
-    for kind, rows in tables.items():
-        required, optional = HCB_COLUMNS[kind]
-        cols = list(required) + [c for c in optional if any(c in r for r in rows)]
-        path = d / HCB_FILES[kind]
-        records = [{c: _cell(r.get(c, "")) for c in cols} for r in rows]
-        if records:
-            write_records(path, records)
-        else:  # the header alone (fixed column names: nothing to quote)
-            with atomic_write(path) as handle:
-                handle.write(",".join(cols) + "\n")
-        written.append(path)
-    return written
-
-
-def write_table(path: str | os.PathLike[str], records: Sequence[dict[str, Any]]) -> None:
-    """Atomically write records with :func:`creagraph.core.io.write_records` (``.csv``,
-    ``.jsonl``, ``.parquet``); in CSV, ``None``/NaN are blank cells and floats keep full
-    precision (columns = union of keys in first-seen order)."""
-    p = Path(path)
-    if p.suffix.lower() != ".csv":
-        write_records(p, list(records))
-        return
-    write_records(p, [{k: _out_cell(v) for k, v in r.items()} for r in records])
-
-
-def _out_cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return str(int(value)) if value == int(value) else repr(value)
-    return str(value)
-
-
-# --------------------------------------------------------------------------- analysis
-
+__all__ = [*hcb_io.__all__, "HCBReport", "hcb_comparisons", "hcb_report", "write_hcb_report"]
 
 @dataclass
 class HCBReport:
@@ -377,7 +75,7 @@ def hcb_comparisons(
     data: HCBData,
     rows: Sequence[dict[str, Any]] | None = None,
     models: Sequence[str] | None = None,
-):
+) -> Comparisons:
     """Pairwise rows as :class:`~creagraph.judgments.Comparisons` (empty-response rule
     applied from ``model_outputs.csv``; raters = evaluator ids; prompts = prompt ids).
 
@@ -461,7 +159,7 @@ def _friedman_record(matrix: np.ndarray, keys: Sequence[tuple[Any, ...]],
     """Friedman / Kendall's W over the complete blocks, with a degenerate-design note."""
     complete_mask = ~np.isnan(matrix).any(axis=1) if matrix.size else np.zeros(0, bool)
     complete = matrix[complete_mask] if matrix.size else matrix.reshape(0, matrix.shape[-1])
-    raters = ({keys[k][rater_pos] for k in np.flatnonzero(complete_mask)}
+    raters = ({keys[k][rater_pos] for k in np.flatnonzero(complete_mask).tolist()}
               if rater_pos is not None else set())
     rec: dict[str, Any] = {
         "n_blocks": int(complete.shape[0]),
@@ -619,124 +317,25 @@ def hcb_report(
     ['convergent', 'convergent', 'divergent']
     """
     prompts = data.prompt_index()
-    cells: dict[tuple[str, str], dict[str, list]] = defaultdict(
-        lambda: {"pairwise": [], "scalar": [], "qualitative": []}
-    )
-    for kind in ("pairwise", "scalar", "qualitative"):
-        for r in getattr(data, kind):
-            p = prompts[r["prompt_id"]]
-            cells[(p["domain"], p["stage"])][kind].append(r)
-    stage_order = {s: k for k, s in enumerate(STAGES)}
-    keys = sorted(cells, key=lambda k: (k[0], stage_order[k[1]]))
+    cells = _cells(data, prompts)
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     skills = _evaluator_skills(data)
-    if show_progress:
-        from creagraph.core.progress import progress
-
-        key_iter: Iterable[tuple[str, str]] = progress(keys, total=len(keys), desc="hcb cells")
-    else:
-        key_iter = keys
-    for domain, stage in key_iter:
+    fit = {"ties": ties, "alpha": alpha, "n_bootstrap": n_bootstrap, "cluster": cluster,
+           "seed": seed}
+    thresholds = (converge_at, diverge_below, significance)
+    for domain, stage in _cell_order(cells, show_progress):
         cell = cells[(domain, stage)]
         base = {"domain": domain, "stage": stage}
-        # ---- pairwise
-        by_dim: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in cell["pairwise"]:
-            by_dim[r.get("dimension") or "overall"].append(r)
-        for dim, rows in sorted(by_dim.items()):
-            comps = hcb_comparisons(data, rows)
-            _pairwise_tables(tables, {**base, "dimension": dim}, comps)
-            by_skill: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for r in rows:
-                if r.get("evaluator_core_skill"):
-                    by_skill[r["evaluator_core_skill"]].append(r)
-            for skill, srows in sorted(by_skill.items()):
-                _win_rate_rows(tables["win_rates_by_skill"],
-                               {**base, "dimension": dim, "evaluator_core_skill": skill},
-                               hcb_comparisons(data, srows))
-            for res, fit_alpha in _fit_cell(comps, ties, alpha, n_bootstrap, cluster, seed):
-                for row in res.leaderboard():
-                    tables["bradley_terry"].append(
-                        {**base, "dimension": dim, "tie_policy": ties, "alpha": fit_alpha,
-                         "bootstrap": f"{res.n_bootstrap} × {res.bootstrap_cluster}"
-                         if res.n_bootstrap else "wald",
-                         "model": row.pop("item"), **row}
-                    )
-        # ---- scalar
+        _pairwise_cell(tables, data, base, cell["pairwise"], fit)
         scalar = cell["scalar"]
         models = sorted({r["model"] for r in scalar})
         for axis in AXES:
-            for m in models:
-                vals = np.array([r[axis] for r in scalar if r["model"] == m], dtype=float)
-                vals = vals[~np.isnan(vals)]
-                tables["scalar_means"].append(
-                    {**base, "model": m, "axis": axis, "n": int(vals.size),
-                     "mean": float(vals.mean()) if vals.size else None,
-                     "sd": float(vals.std(ddof=1)) if vals.size > 1 else None}
-                )
-                sub = [r for r in scalar if r["model"] == m]
-                mat, units, raters = ratings_matrix(
-                    [r["prompt_id"] for r in sub], [r["evaluator_id"] for r in sub],
-                    [r[axis] for r in sub],
-                )
-                pairable = _pairable_units(mat)
-                tables["krippendorff"].append(
-                    {**base, "model": m, "axis": axis,
-                     "alpha_ordinal": _safe_alpha(mat, "ordinal"),
-                     "alpha_interval": _safe_alpha(mat, "interval"),
-                     "n_units": len(units), "n_pairable_units": pairable,
-                     "n_raters": len(raters), "n_ratings": int(np.sum(~np.isnan(mat))),
-                     "note": "" if pairable >= MIN_ALPHA_UNITS else
-                     f"degenerate: only {pairable} unit(s) rated twice or more "
-                     f"(< {MIN_ALPHA_UNITS}); α is not interpretable"}
-                )
-            if skills:
-                for skill in sorted(set(skills.values())):
-                    for m in models:
-                        vals = np.array([r[axis] for r in scalar if r["model"] == m
-                                         and skills.get(r["evaluator_id"]) == skill], dtype=float)
-                        vals = vals[~np.isnan(vals)]
-                        if vals.size:
-                            tables["scalar_means_by_skill"].append(
-                                {**base, "evaluator_core_skill": skill, "model": m,
-                                 "axis": axis, "n": int(vals.size), "mean": float(vals.mean())}
-                            )
-            if not models:
-                continue
-            blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id", "evaluator_id"))
-            fr = _friedman_record(blocks, bkeys, 1)
-            block_kind = "prompt×evaluator"
-            if fr["friedman_p"] is None:
-                blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id",))
-                fr2 = _friedman_record(blocks, bkeys, None)
-                if fr2["friedman_p"] is not None:
-                    fr, block_kind = fr2, "prompt (mean rating)"
-            tables["friedman"].append(
-                {**base, "axis": axis, "n_models": len(models), "blocks": block_kind, **fr}
-            )
-            # pooled agreement: units = (prompt, model), raters = evaluators
-            mat, units, raters = ratings_matrix(
-                [(r["prompt_id"], r["model"]) for r in scalar],
-                [r["evaluator_id"] for r in scalar],
-                [r[axis] for r in scalar],
-            )
-            tables["convergence"].append(
-                {**base, "axis": axis,
-                 **_convergence_record(mat, units, raters, fr["kendalls_w"], fr["friedman_p"],
-                                       _rater_model_differences(scalar, axis, ("evaluator_id",),
-                                                                significance),
-                                       converge_at, diverge_below, significance)}
-            )
-        # ---- qualitative
-        themes: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        for r in cell["qualitative"]:
-            themes[(r["model"], r["theme"])][r["sentiment"]] += 1
-        for (m, theme), counts_s in sorted(themes.items()):
-            total = sum(counts_s.values())
-            tables["themes"].append(
-                {**base, "model": m, "theme": theme, "count": total,
-                 **{f"share_{s}": counts_s.get(s, 0) / total for s in SENTIMENTS}}
-            )
+            _scalar_means_and_alpha(tables, base, scalar, axis, models)
+            _scalar_means_by_skill(tables["scalar_means_by_skill"], base, scalar, axis, models,
+                                   skills)
+            if models:
+                _cell_axis_tests(tables, base, scalar, axis, models, thresholds)
+        _theme_rows(tables["themes"], base, cell["qualitative"])
 
     _phase_tables(tables, data, prompts, converge_at, diverge_below, significance)
     _axis_correlations(tables, data, prompts)
@@ -748,6 +347,152 @@ def hcb_report(
             "(see the 'note' columns)", DegenerateDesignWarning, stacklevel=2,
         )
     return HCBReport(tables=tables, summary=_summary(tables, n_notes))
+
+
+def _cells(
+    data: HCBData, prompts: dict[str, dict[str, Any]]
+) -> dict[tuple[str, str], dict[str, list]]:
+    """The pairwise, scalar and qualitative records of each (domain, stage)."""
+    cells: dict[tuple[str, str], dict[str, list]] = defaultdict(
+        lambda: {"pairwise": [], "scalar": [], "qualitative": []}
+    )
+    for kind in ("pairwise", "scalar", "qualitative"):
+        for r in getattr(data, kind):
+            p = prompts[r["prompt_id"]]
+            cells[(p["domain"], p["stage"])][kind].append(r)
+    return cells
+
+
+def _cell_order(
+    cells: dict[tuple[str, str], Any], show_progress: bool
+) -> Iterable[tuple[str, str]]:
+    """The cells by domain, then stage in workflow order (with a progress bar if asked)."""
+    stage_order = {s: k for k, s in enumerate(STAGES)}
+    keys = sorted(cells, key=lambda k: (k[0], stage_order[k[1]]))
+    if show_progress:
+        from creagraph.core.progress import progress
+
+        return progress(keys, total=len(keys), desc="hcb cells")
+    return keys
+
+
+def _pairwise_cell(tables: dict[str, list], data: HCBData, base: dict[str, Any],
+                   pairwise: list[dict[str, Any]], fit: dict[str, Any]) -> None:
+    """Win rates (also by skill), head-to-head and Bradley–Terry per judged dimension."""
+    by_dim: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in pairwise:
+        by_dim[r.get("dimension") or "overall"].append(r)
+    for dim, rows in sorted(by_dim.items()):
+        comps = hcb_comparisons(data, rows)
+        _pairwise_tables(tables, {**base, "dimension": dim}, comps)
+        by_skill: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            if r.get("evaluator_core_skill"):
+                by_skill[r["evaluator_core_skill"]].append(r)
+        for skill, srows in sorted(by_skill.items()):
+            _win_rate_rows(tables["win_rates_by_skill"],
+                           {**base, "dimension": dim, "evaluator_core_skill": skill},
+                           hcb_comparisons(data, srows))
+        for res, fit_alpha in _fit_cell(comps, fit["ties"], fit["alpha"], fit["n_bootstrap"],
+                                        fit["cluster"], fit["seed"]):
+            for row in res.leaderboard():
+                tables["bradley_terry"].append(
+                    {**base, "dimension": dim, "tie_policy": fit["ties"], "alpha": fit_alpha,
+                     "bootstrap": f"{res.n_bootstrap} × {res.bootstrap_cluster}"
+                     if res.n_bootstrap else "wald",
+                     "model": row.pop("item"), **row}
+                )
+
+
+def _scalar_means_and_alpha(tables: dict[str, list], base: dict[str, Any],
+                            scalar: list[dict[str, Any]], axis: str, models: list[str]) -> None:
+    """Per model: the mean rating on ``axis`` and Krippendorff's α over its prompts."""
+    for m in models:
+        vals = np.array([r[axis] for r in scalar if r["model"] == m], dtype=float)
+        vals = vals[~np.isnan(vals)]
+        tables["scalar_means"].append(
+            {**base, "model": m, "axis": axis, "n": int(vals.size),
+             "mean": float(vals.mean()) if vals.size else None,
+             "sd": float(vals.std(ddof=1)) if vals.size > 1 else None}
+        )
+        sub = [r for r in scalar if r["model"] == m]
+        mat, units, raters = ratings_matrix(
+            [r["prompt_id"] for r in sub], [r["evaluator_id"] for r in sub],
+            [r[axis] for r in sub],
+        )
+        pairable = _pairable_units(mat)
+        tables["krippendorff"].append(
+            {**base, "model": m, "axis": axis,
+             "alpha_ordinal": _safe_alpha(mat, "ordinal"),
+             "alpha_interval": _safe_alpha(mat, "interval"),
+             "n_units": len(units), "n_pairable_units": pairable,
+             "n_raters": len(raters), "n_ratings": int(np.sum(~np.isnan(mat))),
+             "note": "" if pairable >= MIN_ALPHA_UNITS else
+             f"degenerate: only {pairable} unit(s) rated twice or more "
+             f"(< {MIN_ALPHA_UNITS}); α is not interpretable"}
+        )
+
+
+def _scalar_means_by_skill(out: list[dict[str, Any]], base: dict[str, Any],
+                           scalar: list[dict[str, Any]], axis: str, models: list[str],
+                           skills: dict[str, str]) -> None:
+    """Mean rating per evaluator core skill and model (when skills are recorded)."""
+    for skill in sorted(set(skills.values())):
+        for m in models:
+            vals = np.array([r[axis] for r in scalar if r["model"] == m
+                             and skills.get(r["evaluator_id"]) == skill], dtype=float)
+            vals = vals[~np.isnan(vals)]
+            if vals.size:
+                out.append(
+                    {**base, "evaluator_core_skill": skill, "model": m,
+                     "axis": axis, "n": int(vals.size), "mean": float(vals.mean())}
+                )
+
+
+def _cell_axis_tests(tables: dict[str, list], base: dict[str, Any],
+                     scalar: list[dict[str, Any]], axis: str, models: list[str],
+                     thresholds: tuple[float, float, float]) -> None:
+    """Friedman / Kendall's W across the models (prompt × evaluator blocks, else prompt
+    means) and the convergence verdict of one domain × stage × axis."""
+    converge_at, diverge_below, significance = thresholds
+    blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id", "evaluator_id"))
+    fr = _friedman_record(blocks, bkeys, 1)
+    block_kind = "prompt×evaluator"
+    if fr["friedman_p"] is None:
+        blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id",))
+        fr2 = _friedman_record(blocks, bkeys, None)
+        if fr2["friedman_p"] is not None:
+            fr, block_kind = fr2, "prompt (mean rating)"
+    tables["friedman"].append(
+        {**base, "axis": axis, "n_models": len(models), "blocks": block_kind, **fr}
+    )
+    # pooled agreement: units = (prompt, model), raters = evaluators
+    mat, units, raters = ratings_matrix(
+        [(r["prompt_id"], r["model"]) for r in scalar],
+        [r["evaluator_id"] for r in scalar],
+        [r[axis] for r in scalar],
+    )
+    tables["convergence"].append(
+        {**base, "axis": axis,
+         **_convergence_record(mat, units, raters, fr["kendalls_w"], fr["friedman_p"],
+                               _rater_model_differences(scalar, axis, ("evaluator_id",),
+                                                        significance),
+                               converge_at, diverge_below, significance)}
+    )
+
+
+def _theme_rows(out: list[dict[str, Any]], base: dict[str, Any],
+                qualitative: list[dict[str, Any]]) -> None:
+    """Theme counts per model with the share of each sentiment."""
+    themes: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in qualitative:
+        themes[(r["model"], r["theme"])][r["sentiment"]] += 1
+    for (m, theme), counts_s in sorted(themes.items()):
+        total = sum(counts_s.values())
+        out.append(
+            {**base, "model": m, "theme": theme, "count": total,
+             **{f"share_{s}": counts_s.get(s, 0) / total for s in SENTIMENTS}}
+        )
 
 
 def _fit_cell(comps: Comparisons, ties: TiePolicy, alpha: float, n_bootstrap: int,
@@ -851,8 +596,7 @@ def _phase_tables(
     diverge_below: float,
     significance: float,
 ) -> None:
-    from scipy import stats
-
+    """Kendall's W and the convergence verdict per stage × axis, over the domains."""
     for stage in STAGES:
         recs = [
             {**r, "domain": prompts[r["prompt_id"]]["domain"]}
@@ -861,52 +605,8 @@ def _phase_tables(
         ]
         if not recs:
             continue
-        models = sorted({r["model"] for r in recs})
-        domains = sorted({r["domain"] for r in recs})
         for axis in AXES:
-            # Kendall's W per domain: complete blocks (prompt × evaluator) over the
-            # domain's own models
-            per_domain = []
-            for dom in domains:
-                drecs = [r for r in recs if r["domain"] == dom]
-                dmodels = sorted({r["model"] for r in drecs})
-                blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
-                fr = _friedman_record(blocks, bkeys, 1)
-                rec = {"stage": stage, "axis": axis, "scope": "domain", "domain": dom,
-                       "n_models": len(dmodels), "n_blocks": fr["n_blocks"],
-                       "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
-                       "chi2": fr["friedman_statistic"], "df": fr["df"],
-                       "pvalue": fr["friedman_p"], "note": fr["note"]}
-                per_domain.append(rec)
-            # the phase: pooled blocks when every block rates every model of the phase,
-            # else the domains combined (independent Friedman χ² summed, W weighted)
-            blocks, bkeys = _model_blocks(recs, axis, models,
-                                          ("domain", "prompt_id", "evaluator_id"))
-            fr = _friedman_record(blocks, bkeys, 2)
-            phase = {"stage": stage, "axis": axis, "scope": "phase", "domain": "",
-                     "n_models": len(models), "n_blocks": fr["n_blocks"],
-                     "n_block_raters": fr["n_block_raters"], "kendalls_w": fr["kendalls_w"],
-                     "chi2": fr["friedman_statistic"], "df": fr["df"],
-                     "pvalue": fr["friedman_p"], "method": "pooled blocks", "note": fr["note"]}
-            usable = [r for r in per_domain if r["kendalls_w"] is not None]
-            if phase["kendalls_w"] is None and len(domains) > 1:
-                if usable:
-                    weights = [r["n_blocks"] * (r["n_models"] - 1) for r in usable]
-                    chi2 = float(sum(r["chi2"] for r in usable))
-                    df = int(sum(r["df"] for r in usable))
-                    phase.update(
-                        kendalls_w=float(np.average([r["kendalls_w"] for r in usable],
-                                                    weights=weights)),
-                        chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
-                        n_blocks=int(sum(r["n_blocks"] for r in usable)),
-                        n_block_raters=None,
-                        method=f"stratified by domain ({len(usable)} of {len(domains)})",
-                        note=("model sets differ across domains: no block rates every model; "
-                              "per-domain W combined"),
-                    )
-                else:
-                    phase["note"] = ("not computable: no domain has complete blocks "
-                                     "(model sets differ across domains)")
+            phase, per_domain = _phase_concordance(recs, stage, axis)
             tables["kendalls_w_phase"].append(phase)
             tables["kendalls_w_phase"].extend(per_domain)
             mat, units, raters = ratings_matrix(
@@ -921,6 +621,57 @@ def _phase_tables(
             )
             conv["kendalls_w_p"] = conv.pop("friedman_p")
             tables["convergence_phase"].append({"stage": stage, "axis": axis, **conv})
+
+
+def _w_record(fr: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A ``kendalls_w_phase`` row from a :func:`_friedman_record`."""
+    return {**fields, "n_blocks": fr["n_blocks"], "n_block_raters": fr["n_block_raters"],
+            "kendalls_w": fr["kendalls_w"], "chi2": fr["friedman_statistic"], "df": fr["df"],
+            "pvalue": fr["friedman_p"]}
+
+
+def _phase_concordance(
+    recs: list[dict[str, Any]], stage: str, axis: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Kendall's W of one phase and of each of its domains. The phase pools its blocks
+    when every block rates every model of the phase, else combines the domains
+    (independent Friedman χ² summed, W weighted)."""
+    from scipy import stats
+
+    models = sorted({r["model"] for r in recs})
+    domains = sorted({r["domain"] for r in recs})
+    # Kendall's W per domain: complete blocks (prompt × evaluator) over the domain's own models
+    per_domain = []
+    for dom in domains:
+        drecs = [r for r in recs if r["domain"] == dom]
+        dmodels = sorted({r["model"] for r in drecs})
+        blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
+        fr = _friedman_record(blocks, bkeys, 1)
+        per_domain.append({**_w_record(fr, stage=stage, axis=axis, scope="domain", domain=dom,
+                                       n_models=len(dmodels)), "note": fr["note"]})
+    blocks, bkeys = _model_blocks(recs, axis, models, ("domain", "prompt_id", "evaluator_id"))
+    fr = _friedman_record(blocks, bkeys, 2)
+    phase = {**_w_record(fr, stage=stage, axis=axis, scope="phase", domain="",
+                         n_models=len(models)), "method": "pooled blocks", "note": fr["note"]}
+    usable = [r for r in per_domain if r["kendalls_w"] is not None]
+    if phase["kendalls_w"] is None and len(domains) > 1:
+        if usable:
+            weights = [r["n_blocks"] * (r["n_models"] - 1) for r in usable]
+            chi2 = float(sum(r["chi2"] for r in usable))
+            df = int(sum(r["df"] for r in usable))
+            phase.update(
+                kendalls_w=float(np.average([r["kendalls_w"] for r in usable], weights=weights)),
+                chi2=chi2, df=df, pvalue=float(stats.chi2.sf(chi2, df)),
+                n_blocks=int(sum(r["n_blocks"] for r in usable)),
+                n_block_raters=None,
+                method=f"stratified by domain ({len(usable)} of {len(domains)})",
+                note=("model sets differ across domains: no block rates every model; "
+                      "per-domain W combined"),
+            )
+        else:
+            phase["note"] = ("not computable: no domain has complete blocks "
+                             "(model sets differ across domains)")
+    return phase, per_domain
 
 
 def _axis_correlations(tables: dict[str, list], data: HCBData,
@@ -939,6 +690,8 @@ def _axis_correlations(tables: dict[str, list], data: HCBData,
                 y = np.array([r[b] for r in rows], dtype=float)
                 rec: dict[str, Any] = {"stage": scope, "axis_a": a, "axis_b": b,
                                        "n": int(np.sum(~np.isnan(x) & ~np.isnan(y)))}
+                pr: CorrelationResult | None
+                sp: CorrelationResult | None
                 try:
                     pr = correlation(x, y)
                     sp = correlation(x, y, method="spearman")
@@ -962,6 +715,12 @@ def _fmt(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+def _md_table(title: str, header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown section: blank line, ``## title``, blank line, then the table."""
+    return ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)]
+
+
 def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
     lines = ["# HCB convergence / divergence", ""]
     lines.append(
@@ -974,36 +733,31 @@ def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
         "a phase combines its domains when their model sets differ. "
         "Raters' favourites: how many raters rate each model highest (the spread of taste)."
     )
-    lines += ["", "## Per phase (over domains)", "",
-              "| stage | axis | α interval | Kendall's W | W p | models differ | "
-              "raters' favourites | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in tables["convergence_phase"]:
-        lines.append(
-            f"| {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['kendalls_w'])} | {_fmt(r['kendalls_w_p'])} | "
-            f"{_fmt(r['models_differ'])} | {r['rater_top_models'] or '–'} | {r['verdict']} |"
-        )
-    lines += ["", "## Per domain × phase", "",
-              "| domain | stage | axis | α interval | Friedman p | Kendall's W | "
-              "raters differing | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in tables["convergence"]:
-        lines.append(
-            f"| {r['domain']} | {r['stage']} | {r['axis']} | {_fmt(r['alpha_interval'])} | "
-            f"{_fmt(r['friedman_p'])} | {_fmt(r['kendalls_w'])} | "
-            f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']} | {r['verdict']} |"
-        )
+    lines += _md_table(
+        "Per phase (over domains)",
+        ["stage", "axis", "α interval", "Kendall's W", "W p", "models differ",
+         "raters' favourites", "verdict"],
+        [[r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
+          _fmt(r["kendalls_w_p"]), _fmt(r["models_differ"]), r["rater_top_models"] or "–",
+          r["verdict"]] for r in tables["convergence_phase"]],
+    )
+    lines += _md_table(
+        "Per domain × phase",
+        ["domain", "stage", "axis", "α interval", "Friedman p", "Kendall's W",
+         "raters differing", "verdict"],
+        [[r["domain"], r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["friedman_p"]),
+          _fmt(r["kendalls_w"]), f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']}",
+          r["verdict"]] for r in tables["convergence"]],
+    )
     if tables["axis_correlations"]:
-        lines += ["", "## Correlations between axes (all phases)", "",
-                  "| axes | Pearson r (95% CI) | Spearman ρ | n |", "|---|---|---|---|"]
-        for r in tables["axis_correlations"]:
-            if r["stage"] == "all":
-                lines.append(
-                    f"| {r['axis_a']} × {r['axis_b']} | {_fmt(r['pearson_r'])} "
-                    f"({_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}) | "
-                    f"{_fmt(r['spearman_rho'])} | {r['n']} |"
-                )
+        lines += _md_table(
+            "Correlations between axes (all phases)",
+            ["axes", "Pearson r (95% CI)", "Spearman ρ", "n"],
+            [[f"{r['axis_a']} × {r['axis_b']}",
+              f"{_fmt(r['pearson_r'])} ({_fmt(r['ci_low'])}, {_fmt(r['ci_high'])})",
+              _fmt(r["spearman_rho"]), r["n"]]
+             for r in tables["axis_correlations"] if r["stage"] == "all"],
+        )
     by_axis: dict[str, list[str]] = defaultdict(list)
     for r in tables["convergence_phase"]:
         by_axis[r["verdict"]].append(f"{r['axis']} ({r['stage']})")

@@ -36,10 +36,11 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from creagraph.judgments.hcb import AXES, STAGES, HCBData
+from creagraph.judgments.hcb_io import AXES, STAGES, HCBData
 
 __all__ = [
     "HCBTruth",
@@ -119,6 +120,7 @@ class HCBTruth:
         return [self.models[k] for k in np.argsort(-self.theta, kind="stable")]
 
 
+# over 80 lines only for the docstring of its 19 parameters; the body (~35 lines) calls helpers
 def generate_hcb(
     *,
     seed: int = 0,
@@ -186,54 +188,23 @@ def generate_hcb(
     """
     models = tuple(str(m) for m in models)
     th = np.asarray(theta, dtype=float)
-    if th.shape != (len(models),) or len(models) < 2:
-        raise ValueError("models and theta must have the same length (>= 2)")
-    if len(set(models)) != len(models):
-        raise ValueError("model names must be unique")
-    bad_stages = [s for s in stages if s not in STAGES]
-    if bad_stages:
-        raise ValueError(f"unknown stages {bad_stages} (use {list(STAGES)})")
-    if not 1 <= raters_per_prompt <= n_evaluators:
-        raise ValueError("need 1 <= raters_per_prompt <= n_evaluators")
-    if prompts_per_cell < 1 or nu < 0 or not 0 <= empty_rate < 1:
-        raise ValueError("need prompts_per_cell >= 1, nu >= 0 and 0 <= empty_rate < 1")
     noise = dict(DEFAULT_RATER_NOISE if rater_noise is None else rater_noise)
     snoise = dict(DEFAULT_STAGE_NOISE if stage_noise is None else stage_noise)
-    missing = [a for a in AXES if a not in noise]
-    if missing:
-        raise ValueError(f"rater_noise lacks axes {missing}")
     share = dict(DEFAULT_TASTE_SHARE if taste_share is None else taste_share)
-    if any(not 0 <= share.get(a, 0.0) <= 1 for a in AXES):
-        raise ValueError("taste_share values must lie in [0, 1]")
-    if pairwise_taste < 0:
-        raise ValueError("pairwise_taste must be >= 0")
+    _check_design(models, th, stages, n_evaluators, raters_per_prompt, prompts_per_cell, nu,
+                  empty_rate, noise, share, pairwise_taste)
     index = {m: k for k, m in enumerate(models)}
-    if domain_models is None:
-        dmodels = {d: models for d in domains}
-    else:
-        unknown_d = [d for d in domain_models if d not in domains]
-        absent = [d for d in domains if d not in domain_models]
-        if unknown_d or absent:
-            raise ValueError(f"domain_models must name exactly the domains {list(domains)}")
-        dmodels = {d: tuple(str(m) for m in ms) for d, ms in domain_models.items()}
-        for d, ms in dmodels.items():
-            bad = [m for m in ms if m not in index]
-            if bad or len(ms) < 2 or len(set(ms)) != len(ms):
-                raise ValueError(f"domain {d!r}: need >= 2 distinct models from `models` "
-                                 f"(unknown: {bad})")
+    dmodels = _domain_models(models, domains, domain_models)
     rng = np.random.default_rng(seed)
-    # taste comes from its own stream, so the other draws do not depend on it
-    taste_rng = np.random.default_rng([seed, 17])
-    taste = {
-        a: taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models)))
-        * noise[a] * math.sqrt(share.get(a, 0.0))
-        for a in AXES
-    }
-    p_taste = taste_rng.normal(0.0, 1.0, size=(n_evaluators, len(models))) * pairwise_taste
+    taste, p_taste = _draw_tastes(seed, n_evaluators, len(models), noise, share, pairwise_taste)
     th = th - th.mean()
     quality = {axis: quality_scale * th for axis in AXES}
     evaluators = [f"ev{k:03d}" for k in range(n_evaluators)]
     skills = {e: _SKILLS[int(rng.integers(len(_SKILLS)))] for e in evaluators}
+    truth = _truth(models, th, nu, quality, unit_sd, noise, snoise, share, dmodels,
+                   pairwise_taste)
+    sim = _Simulation(rng, truth, taste, p_taste, evaluators, skills,
+                      (raters_per_prompt, empty_rate, theme_rate))
 
     data = HCBData(prompts=[])
     pid = 0
@@ -247,57 +218,35 @@ def generate_hcb(
                     {"prompt_id": prompt_id, "domain": domain, "stage": stage,
                      "prompt": f"{stage} brief #{pid} for a {domain}", "input_image": ""}
                 )
-                empty_c = rng.random(len(cell_models)) < empty_rate
-                unit_c = rng.normal(0.0, unit_sd, size=len(cell_models))
-                empty = dict(zip(cell_models, empty_c.tolist(), strict=True))
-                unit = dict(zip(cell_models, unit_c.tolist(), strict=True))
-                for k in cell_models:
-                    m = models[k]
-                    data.outputs.append(
-                        {"prompt_id": prompt_id, "model": m, "empty": bool(empty[k]),
-                         "output": "" if empty[k] else f"outputs/{prompt_id}/{m}.png"}
-                    )
-                raters = rng.choice(n_evaluators, size=raters_per_prompt, replace=False)
-                for r in sorted(raters.tolist()):
-                    ev = evaluators[r]
-                    for i, j in itertools.combinations(cell_models, 2):
-                        if rng.random() < 0.5:
-                            i, j = j, i
-                        data.pairwise.append(
-                            {"prompt_id": prompt_id, "evaluator_id": ev,
-                             "model_a": models[i], "model_b": models[j],
-                             "chosen": _verdict(rng, th[i] + p_taste[r, i], th[j] + p_taste[r, j],
-                                                nu, empty[i], empty[j], models[i], models[j]),
-                             "evaluator_core_skill": skills[ev], "dimension": "overall"}
-                        )
-                    for k in cell_models:
-                        m = models[k]
-                        rec = {"prompt_id": prompt_id, "evaluator_id": ev, "model": m}
-                        for axis in AXES:
-                            if empty[k]:
-                                rec[axis] = 1.0
-                                continue
-                            mult = snoise.get(stage, 1.0)
-                            sd = noise[axis] * mult * math.sqrt(1.0 - share.get(axis, 0.0))
-                            raw = (3.0 + quality[axis][k] + unit[k] + taste[axis][r, k] * mult
-                                   + rng.normal(0.0, sd))
-                            rec[axis] = float(min(5, max(1, round(raw))))
-                        data.scalar.append(rec)
-                        if rng.random() < theme_rate:
-                            mean = float(np.mean([rec[a] for a in AXES]))
-                            sentiment = (
-                                "positive" if mean >= 3.5 else "negative" if mean < 2.5
-                                else "neutral"
-                            )
-                            theme = _THEMES[int(rng.integers(len(_THEMES)))]
-                            data.qualitative.append(
-                                {"prompt_id": prompt_id, "evaluator_id": ev, "model": m,
-                                 "theme": theme, "sentiment": sentiment,
-                                 "quote": f"{theme} is {sentiment}"}
-                            )
+                sim.prompt(data, prompt_id, stage, cell_models)
+    return data, truth
+
+
+def _draw_tastes(
+    seed: int, n_evaluators: int, n_models: int, noise: dict[str, float],
+    share: dict[str, float], pairwise_taste: float,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each rater's lasting offsets to the models, per axis and for the comparisons."""
+    # taste comes from its own stream, so the other draws do not depend on it
+    taste_rng = np.random.default_rng([seed, 17])
+    taste = {
+        a: taste_rng.normal(0.0, 1.0, size=(n_evaluators, n_models))
+        * noise[a] * math.sqrt(share.get(a, 0.0))
+        for a in AXES
+    }
+    p_taste = taste_rng.normal(0.0, 1.0, size=(n_evaluators, n_models)) * pairwise_taste
+    return taste, p_taste
+
+
+def _truth(
+    models: tuple[str, ...], th: np.ndarray, nu: float, quality: dict[str, np.ndarray],
+    unit_sd: float, noise: dict[str, float], snoise: dict[str, float],
+    share: dict[str, float], dmodels: dict[str, tuple[str, ...]], pairwise_taste: float,
+) -> HCBTruth:
+    """The parameters behind the data and what they imply (expected α, verdicts)."""
     signal = {a: unit_sd**2 + float(np.var(quality[a])) for a in AXES}
     expected = {a: signal[a] / (signal[a] + noise[a] ** 2) for a in AXES}
-    truth = HCBTruth(
+    return HCBTruth(
         models=models,
         theta=th,
         nu=float(nu),
@@ -312,7 +261,132 @@ def generate_hcb(
         domain_models={d: tuple(ms) for d, ms in dmodels.items()},
         pairwise_taste=float(pairwise_taste),
     )
-    return data, truth
+
+
+def _check_design(
+    models: tuple[str, ...], th: np.ndarray, stages: Sequence[str], n_evaluators: int,
+    raters_per_prompt: int, prompts_per_cell: int, nu: float, empty_rate: float,
+    noise: dict[str, float], share: dict[str, float], pairwise_taste: float,
+) -> None:
+    """Reject parameters :func:`generate_hcb` cannot simulate."""
+    if th.shape != (len(models),) or len(models) < 2:
+        raise ValueError("models and theta must have the same length (>= 2)")
+    if len(set(models)) != len(models):
+        raise ValueError("model names must be unique")
+    bad_stages = [s for s in stages if s not in STAGES]
+    if bad_stages:
+        raise ValueError(f"unknown stages {bad_stages} (use {list(STAGES)})")
+    if not 1 <= raters_per_prompt <= n_evaluators:
+        raise ValueError("need 1 <= raters_per_prompt <= n_evaluators")
+    if prompts_per_cell < 1 or nu < 0 or not 0 <= empty_rate < 1:
+        raise ValueError("need prompts_per_cell >= 1, nu >= 0 and 0 <= empty_rate < 1")
+    missing = [a for a in AXES if a not in noise]
+    if missing:
+        raise ValueError(f"rater_noise lacks axes {missing}")
+    if any(not 0 <= share.get(a, 0.0) <= 1 for a in AXES):
+        raise ValueError("taste_share values must lie in [0, 1]")
+    if pairwise_taste < 0:
+        raise ValueError("pairwise_taste must be >= 0")
+
+
+def _domain_models(
+    models: tuple[str, ...], domains: Sequence[str],
+    domain_models: Mapping[str, Sequence[str]] | None,
+) -> dict[str, tuple[str, ...]]:
+    """The models shown in each domain (default: all of them everywhere), checked."""
+    if domain_models is None:
+        return {d: models for d in domains}
+    unknown_d = [d for d in domain_models if d not in domains]
+    absent = [d for d in domains if d not in domain_models]
+    if unknown_d or absent:
+        raise ValueError(f"domain_models must name exactly the domains {list(domains)}")
+    dmodels = {d: tuple(str(m) for m in ms) for d, ms in domain_models.items()}
+    for d, ms in dmodels.items():
+        bad = [m for m in ms if m not in models]
+        if bad or len(ms) < 2 or len(set(ms)) != len(ms):
+            raise ValueError(f"domain {d!r}: need >= 2 distinct models from `models` "
+                             f"(unknown: {bad})")
+    return dmodels
+
+
+class _Simulation:
+    """The ground truth of :func:`generate_hcb`, the raters' tastes and the random stream;
+    :meth:`prompt` simulates the outputs, comparisons and ratings of one prompt (draws in a
+    fixed order, so a seed gives the same data)."""
+
+    def __init__(
+        self, rng: np.random.Generator, truth: HCBTruth, taste: dict[str, np.ndarray],
+        pairwise_taste: np.ndarray, evaluators: list[str], skills: dict[str, str],
+        rates: tuple[int, float, float],
+    ) -> None:
+        self.rng, self.truth = rng, truth
+        self.taste, self.pairwise_taste = taste, pairwise_taste
+        self.evaluators, self.skills = evaluators, skills
+        self.raters_per_prompt, self.empty_rate, self.theme_rate = rates
+
+    def prompt(self, data: HCBData, prompt_id: str, stage: str, cell_models: list[int]) -> None:
+        rng, models = self.rng, self.truth.models
+        empty_c = rng.random(len(cell_models)) < self.empty_rate
+        unit_c = rng.normal(0.0, self.truth.unit_sd, size=len(cell_models))
+        empty = dict(zip(cell_models, empty_c.tolist(), strict=True))
+        unit = dict(zip(cell_models, unit_c.tolist(), strict=True))
+        for k in cell_models:
+            m = models[k]
+            data.outputs.append(
+                {"prompt_id": prompt_id, "model": m, "empty": bool(empty[k]),
+                 "output": "" if empty[k] else f"outputs/{prompt_id}/{m}.png"}
+            )
+        raters = rng.choice(len(self.evaluators), size=self.raters_per_prompt, replace=False)
+        for r in sorted(raters.tolist()):
+            self._comparisons(data, prompt_id, r, cell_models, empty)
+            for k in cell_models:
+                rec = self._ratings(prompt_id, stage, r, k, empty[k], unit[k])
+                data.scalar.append(rec)
+                if rng.random() < self.theme_rate:
+                    data.qualitative.append(self._theme(rec))
+
+    def _comparisons(self, data: HCBData, prompt_id: str, r: int, cell_models: list[int],
+                     empty: dict[int, bool]) -> None:
+        """Rater ``r`` compares every pair of the cell's models once, in random order."""
+        rng, th, p_taste = self.rng, self.truth.theta, self.pairwise_taste
+        models = self.truth.models
+        ev = self.evaluators[r]
+        for i, j in itertools.combinations(cell_models, 2):
+            if rng.random() < 0.5:
+                i, j = j, i
+            data.pairwise.append(
+                {"prompt_id": prompt_id, "evaluator_id": ev,
+                 "model_a": models[i], "model_b": models[j],
+                 "chosen": _verdict(rng, th[i] + p_taste[r, i], th[j] + p_taste[r, j],
+                                    self.truth.nu, empty[i], empty[j], models[i], models[j]),
+                 "evaluator_core_skill": self.skills[ev], "dimension": "overall"}
+            )
+
+    def _ratings(self, prompt_id: str, stage: str, r: int, k: int, empty: bool,
+                 unit: float) -> dict[str, object]:
+        """Rater ``r``'s ratings 1–5 of model ``k`` on every axis (1 for an empty output)."""
+        rec: dict[str, object] = {"prompt_id": prompt_id, "evaluator_id": self.evaluators[r],
+                                  "model": self.truth.models[k]}
+        for axis in AXES:
+            if empty:
+                rec[axis] = 1.0
+                continue
+            mult = self.truth.stage_noise.get(stage, 1.0)
+            sd = (self.truth.rater_noise[axis] * mult
+                  * math.sqrt(1.0 - self.truth.taste_share[axis]))
+            raw = (3.0 + self.truth.quality[axis][k] + unit + self.taste[axis][r, k] * mult
+                   + self.rng.normal(0.0, sd))
+            rec[axis] = float(min(5, max(1, round(raw))))
+        return rec
+
+    def _theme(self, rec: dict[str, object]) -> dict[str, object]:
+        """A qualitative remark whose sentiment follows the mean rating."""
+        mean = float(np.mean([rec[a] for a in AXES]))
+        sentiment = "positive" if mean >= 3.5 else "negative" if mean < 2.5 else "neutral"
+        theme = _THEMES[int(self.rng.integers(len(_THEMES)))]
+        return {"prompt_id": rec["prompt_id"], "evaluator_id": rec["evaluator_id"],
+                "model": rec["model"], "theme": theme, "sentiment": sentiment,
+                "quote": f"{theme} is {sentiment}"}
 
 
 _DISJOINT_MODELS = (
@@ -323,7 +397,7 @@ _DISJOINT_MODELS = (
 
 def disjoint_design(
     domains: Sequence[str] = DEFAULT_DOMAINS, models_per_domain: int = 4
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Keyword arguments for :func:`generate_hcb` giving HCB-shaped data: each domain has
     its own ``models_per_domain`` models (disjoint sets; 12 models for the 3 default
     domains), with strengths spread within each domain.

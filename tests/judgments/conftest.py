@@ -9,6 +9,12 @@ import pytest
 from tests.shareddata import shared_file
 
 
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch):
+    """No progress bars in the judgments tests (the CLI shows them by default)."""
+    monkeypatch.setenv("CREAGRAPH_PROGRESS", "0")
+
+
 @pytest.fixture(scope="session")
 def stats_dir(shared_dir: Path) -> Path:
     """The published reference vectors (fails, never skips, when ../shared lacks them)."""

@@ -139,17 +139,22 @@ def test_elo_gap_means_ten_to_one_odds():
     assert elo[0] - elo[1] == pytest.approx(400.0)
 
 
-def test_tiers_separate_only_clear_differences():
-    rng = np.random.default_rng(1)
-    truth = np.array([2.0, 1.95, 0.0, -2.0])
+def _simulate(truth: np.ndarray, n: int, seed: int):
+    """``n`` Bradley–Terry verdicts between random pairs of items ``"0"``, ``"1"``, …"""
+    rng = np.random.default_rng(seed)
     left, right, win = [], [], []
-    for _ in range(4000):
-        i, j = rng.choice(4, size=2, replace=False)
+    for _ in range(n):
+        i, j = rng.choice(truth.size, size=2, replace=False)
         p = 1 / (1 + math.exp(-(truth[i] - truth[j])))
         left.append(str(i))
         right.append(str(j))
         win.append("left" if rng.random() < p else "right")
-    res = bradley_terry(make_comparisons(left, right, win))
+    return make_comparisons(left, right, win)
+
+
+def test_tiers_separate_only_clear_differences():
+    truth = np.array([2.0, 1.95, 0.0, -2.0])
+    res = bradley_terry(_simulate(truth, 4000, seed=1))
     tier = dict(zip(res.items, res.tier.tolist(), strict=True))
     assert tier["0"] == tier["1"] == 1  # indistinguishable pair at the top
     assert tier["2"] == 2 and tier["3"] == 3
@@ -157,16 +162,8 @@ def test_tiers_separate_only_clear_differences():
 
 
 def test_bootstrap_intervals_cover_estimate_and_truth():
-    rng = np.random.default_rng(7)
     truth = np.array([1.0, 0.3, 0.0, -1.3])
-    left, right, win = [], [], []
-    for _ in range(1500):
-        i, j = rng.choice(4, size=2, replace=False)
-        p = 1 / (1 + math.exp(-(truth[i] - truth[j])))
-        left.append(str(i))
-        right.append(str(j))
-        win.append("left" if rng.random() < p else "right")
-    c = make_comparisons(left, right, win)
+    c = _simulate(truth, 1500, seed=7)
     res = bradley_terry(c, n_bootstrap=200, seed=3)
     assert res.bootstrap_theta.shape == (200, 4)
     assert np.all(res.ci_low <= res.theta) and np.all(res.theta <= res.ci_high)

@@ -8,21 +8,9 @@ from typer.testing import CliRunner
 
 from creagraph.core.io import InputError
 from creagraph.judgments.cli import app
+from tests.judgments.csvfiles import write_csv
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CREAGRAPH_PROGRESS", "0")
-
-
-def _write(path, header, rows):
-    with path.open("w", newline="") as handle:
-        w = csv.writer(handle)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def test_bt_on_evalica_food_matches_golden_and_writes(stats_dir, evalica_case, tmp_path):
@@ -39,7 +27,7 @@ def test_bt_on_evalica_food_matches_golden_and_writes(stats_dir, evalica_case, t
 
 
 def test_bt_model_a_b_chosen_columns_and_csv_out(tmp_path):
-    path = _write(tmp_path / "c.csv", ["model_a", "model_b", "chosen"],
+    path = write_csv(tmp_path / "c.csv", ["model_a", "model_b", "chosen"],
                   [["x", "y", "x"], ["y", "z", "y"], ["z", "x", "x"], ["y", "x", "tie"],
                    ["z", "y", "z"], ["x", "z", "z"]])
     out = tmp_path / "lb.csv"
@@ -53,7 +41,7 @@ def test_bt_model_a_b_chosen_columns_and_csv_out(tmp_path):
 
 
 def test_bt_bad_winner_names_line_and_column(tmp_path):
-    path = _write(tmp_path / "bad.csv", ["left", "right", "winner"],
+    path = write_csv(tmp_path / "bad.csv", ["left", "right", "winner"],
                   [["a", "b", "left"], ["b", "a", "banana"]])
     result = runner.invoke(app, ["bt", str(path)])
     assert isinstance(result.exception, InputError)
@@ -65,7 +53,7 @@ def test_bt_bad_winner_names_line_and_column(tmp_path):
 def test_agreement_command(tmp_path):
     rows = [[u, r, v] for u, vals in enumerate([[1, 1, 2], [3, 3, 3], [5, 4, 5], [2, 2, 1]])
             for r, v in zip("abc", vals, strict=True)]
-    path = _write(tmp_path / "r.csv", ["item", "judge", "score"], rows)
+    path = write_csv(tmp_path / "r.csv", ["item", "judge", "score"], rows)
     out = tmp_path / "agree.csv"
     result = runner.invoke(app, ["agreement", str(path), "--unit", "item", "--rater", "judge",
                                  "--value", "score", "--out", str(out)])
@@ -77,7 +65,7 @@ def test_agreement_command(tmp_path):
 
 
 def test_swap_command(tmp_path):
-    path = _write(tmp_path / "s.csv", ["left", "right", "winner"],
+    path = write_csv(tmp_path / "s.csv", ["left", "right", "winner"],
                   [["a", "b", "left"], ["b", "a", "right"], ["a", "c", "left"],
                    ["c", "a", "left"]])
     result = runner.invoke(app, ["swap", str(path)])

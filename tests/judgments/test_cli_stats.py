@@ -12,21 +12,9 @@ from typer.testing import CliRunner
 
 from creagraph.core.io import InputError
 from creagraph.judgments.cli import app
+from tests.judgments.csvfiles import write_csv
 
 runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def _quiet(monkeypatch):
-    monkeypatch.setenv("CREAGRAPH_PROGRESS", "0")
-
-
-def _write(path, header, rows):
-    with path.open("w", newline="") as handle:
-        w = csv.writer(handle)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def _stats(path):
@@ -40,7 +28,7 @@ def test_agreement_reads_na_tokens_as_missing(tmp_path):
              ["a", "nan", "b", "a", "N/A", "b"],
              ["b", "b", "b", "", "c", "null"]]
     rows = [[u, f"r{r}", table[r][u]] for r in range(3) for u in range(6)]
-    path = _write(tmp_path / "labels.csv", ["unit", "rater", "value"], rows)
+    path = write_csv(tmp_path / "labels.csv", ["unit", "rater", "value"], rows)
     out = tmp_path / "out.csv"
     result = runner.invoke(app, ["agreement", str(path), "--level", "nominal", "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -52,7 +40,7 @@ def test_agreement_reads_na_tokens_as_missing(tmp_path):
 
 
 def test_agreement_rejects_infinite_ratings_with_line(tmp_path):
-    path = _write(tmp_path / "r.csv", ["unit", "rater", "value"],
+    path = write_csv(tmp_path / "r.csv", ["unit", "rater", "value"],
                   [[1, "a", 3], [1, "b", "inf"], [2, "a", 1], [2, "b", 2]])
     result = runner.invoke(app, ["agreement", str(path)])
     assert isinstance(result.exception, InputError)
@@ -66,7 +54,7 @@ def test_agreement_two_raters_reports_cohens_kappa_and_uncorrected_w(tmp_path):
     a = rng.integers(1, 5, size=30)
     b = np.clip(a + rng.integers(-1, 2, size=30), 1, 4)
     rows = [[u, "x", a[u]] for u in range(30)] + [[u, "y", b[u]] for u in range(30)]
-    path = _write(tmp_path / "two.csv", ["unit", "rater", "value"], rows)
+    path = write_csv(tmp_path / "two.csv", ["unit", "rater", "value"], rows)
     out = tmp_path / "o.csv"
     result = runner.invoke(app, ["agreement", str(path), "--no-ties-correction", "--out",
                                  str(out)])
@@ -105,7 +93,7 @@ def test_bt_cluster_bootstrap_by_rater(stats_dir):
 
 
 def test_bt_refuses_disconnected_groups_unless_asked(tmp_path):
-    path = _write(tmp_path / "d.csv", ["left", "right", "winner"],
+    path = write_csv(tmp_path / "d.csv", ["left", "right", "winner"],
                   [["a", "b", "left"], ["b", "a", "left"], ["c", "d", "left"],
                    ["d", "c", "left"]])
     result = runner.invoke(app, ["bt", str(path)])
