@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_jsonl, read_jsonl
-from creagraph.scoring.distributed import ScorerConfig, set_threads
+from creagraph.scoring.config import ScorerConfig, plain
+from creagraph.scoring.distributed import set_threads
 from creagraph.scoring.inputs import AnswerRow, answer_rows, iter_answers
 
 __all__ = ["score", "ScoreTables", "ScorerConfig", "build_scorer", "ceiling_hook"]
@@ -59,10 +60,6 @@ class ScoreTables:
         return pd.DataFrame(self.queries), pd.DataFrame(self.paths), pd.DataFrame(self.summary)
 
 
-def _value(x: Any) -> Any:
-    return getattr(x, "value", x)
-
-
 def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
     """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from a :class:`ScorerConfig`.
 
@@ -77,7 +74,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
     from creagraph.scoring.pipeline import Scorer
 
     config.validate()
-    judge, mode = _value(config.judge), _value(config.mode)
+    judge, mode = plain(config.judge), plain(config.mode)
     set_threads(config.threads)
     if embedder is None:
         from creagraph.core.embeddings import default_embedder
@@ -124,7 +121,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
         kg,
         ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
         **({"max_paths": config.max_paths} if config.max_paths is not None else {}),
-        unknown=getattr(config.unknown, "value", config.unknown),
+        unknown=plain(config.unknown),
     )
 
 
@@ -132,6 +129,7 @@ def ceiling_hook(kg, embedder, mode: str, k: int):
     """The scorer's ceiling hook: the graph's oracle paths of a query (SPEC §3.8), their
     utility, the model's fraction of it and its recall of the graph's strong paths."""
     from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
+    from creagraph.scoring.pipeline import gamma_key
 
     def clean(x: float | None) -> float | None:
         return None if x is None or math.isnan(x) else x
@@ -144,9 +142,10 @@ def ceiling_hook(kg, embedder, mode: str, k: int):
             "n_strong": oracle.n_strong,
             "truncated": oracle.truncated,
             "source_path_found": oracle.source_path_found,
-            "utility": {str(g): v for g, v in oracle.ceiling.items()},
+            "utility": {gamma_key(g): v for g, v in oracle.ceiling.items()},
             "fraction": {
-                str(g): clean(ceiling_fraction(utility[str(g)], oracle, g)) for g in oracle.ceiling
+                gamma_key(g): clean(ceiling_fraction(utility[gamma_key(g)], oracle, g))
+                for g in oracle.ceiling
             },
             "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
         }
@@ -230,8 +229,8 @@ def score(
     """
     if config is None:
         config = ScorerConfig(
-            judge=_value(judge),
-            mode=_value(mode),
+            judge=plain(judge),
+            mode=plain(mode),
             store=str(Path(store).resolve()) if store is not None else None,
             endpoint=endpoint,
             factuality_threshold=factuality_threshold,
@@ -242,7 +241,7 @@ def score(
             llm_api_key_env=llm_api_key_env,
         )
     else:
-        config = replace(config, judge=_value(config.judge), mode=_value(config.mode))
+        config = replace(config, judge=plain(config.judge), mode=plain(config.mode))
     config.validate()
     from creagraph.scoring.pipeline import score_files
 

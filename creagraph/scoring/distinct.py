@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from creagraph.core.metrics import UtilityMode, transform_distance
+from creagraph.core.metrics import UtilityMode, raw_distance, transform_distance
 from creagraph.scoring.inputs import record_query_key
 
 __all__ = ["nearest_other_distances", "nearest_others", "distinctiveness"]
@@ -75,7 +75,7 @@ def nearest_others(vectors: np.ndarray, owners: Sequence[str]) -> tuple[np.ndarr
     for i in range(n):
         for s, j in zip(sims[i], ids[i]):
             if j >= 0 and owners[j] != owners[i]:
-                out[i] = max(0.0, 1.0 - float(s))
+                out[i] = raw_distance(s)
                 where[i] = j
                 break
     return out, where
