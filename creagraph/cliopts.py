@@ -22,6 +22,7 @@ from creagraph.scoring.config import Engine, JudgeKind, Mode
 __all__ = [
     "StoreOpt",
     "EndpointOpt",
+    "OutOpt",
     "open_graph_option",
     "PrecisionOpt",
     "Mode",
@@ -110,6 +111,7 @@ EndpointOpt = Annotated[
     str | None,
     typer.Option("--endpoint", help="SPARQL endpoint URL; selects the SPARQL backend."),
 ]
+OutOpt = Annotated[Path, typer.Option("--out", help="Output directory.")]
 
 
 def open_graph_option(store: Path | None, endpoint: str | None):

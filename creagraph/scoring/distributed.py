@@ -356,6 +356,30 @@ def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: i
         ray.shutdown()
 
 
+def _ray_get(ray, refs):
+    """``ray.get(refs)``; a task's failure is raised as the worker's own exception (an
+    InputError naming a file, say), with the remote traceback kept as its cause."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from exc
+        raise
+
+
+def _least_busy(ray, owner: dict[Any, int], n: int) -> int:
+    """The actor (of ``n``) with the fewest unfinished batches; ``owner`` maps each
+    outstanding batch's reference to its actor."""
+    unfinished = [0] * n
+    if owner:
+        refs = list(owner)
+        _, busy = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in busy:
+            unfinished[owner[ref]] += 1
+    return min(range(n), key=unfinished.__getitem__)
+
+
 def ray_runner(
     config: ScorerConfig,
     build: Callable[[ScorerConfig], Any],
@@ -399,34 +423,17 @@ def ray_runner(
         actors = [remote.remote(build, config) for _ in range(n)]
         owner: dict[Any, int] = {}
 
-        def get(refs):
-            try:
-                return ray.get(refs)
-            except ray.exceptions.RayTaskError as exc:
-                # The worker's own exception (an InputError naming a file, say), with the
-                # remote traceback kept as its cause.
-                cause = getattr(exc, "cause", None)
-                if isinstance(cause, Exception):
-                    raise cause from exc
-                raise
-
         try:
-            get([actor.setup.remote() for actor in actors])
+            _ray_get(ray, [actor.setup.remote() for actor in actors])
 
             def submit(chunk: list[Any]):
-                unfinished = [0] * n
-                if owner:
-                    refs = list(owner)
-                    _, busy = ray.wait(refs, num_returns=len(refs), timeout=0)
-                    for ref in busy:
-                        unfinished[owner[ref]] += 1
-                i = min(range(n), key=unfinished.__getitem__)
+                i = _least_busy(ray, owner, n)
                 ref = actors[i].score.remote(chunk)
                 owner[ref] = i
                 return ref
 
             def collect(ref) -> list[Any]:
-                result = get(ref)
+                result = _ray_get(ray, ref)
                 del owner[ref]
                 return result
 
