@@ -14,6 +14,9 @@ Paths considered (as candidates and as population) are the scored paths that are
 (valid and factual) with quality above ``min_quality`` (3 in the published analysis).
 Per model we report ``avg_nu`` (mean of ν(u) over its paths), ``max_nu`` (mean over
 queries of ν(U)), ``max_nu_overall`` and ``avg_sigma`` (mean quality of those paths).
+
+``creagraph distinct`` is :func:`distinct_to_dir` and ``creagraph distance`` (raw and
+transformed distance of given path pairs, SPEC §3.5) is :func:`pair_distances`.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ __all__ = [
 
 #: How a triple the judge leaves unknown is read (SPEC §3.4; the values of
 #: :class:`creagraph.scoring.config.UnknownReading`).
-UnknownReading = Literal["strict", "lenient"]
+Reading = Literal["strict", "lenient"]
 
 REPORTED_GAMMAS = (0.7, 0.9)
 #: Paths scored per answer by default (``creagraph score --max-paths``); the rest of an
@@ -200,11 +200,11 @@ class ScoreResult:
 CeilingHook = Callable[[dict[str, Any], dict[str, float], list[Any]], dict[str, Any]]
 
 #: Readings of a triple the judge leaves unknown (SPEC §3.4), in the order they are computed.
-READINGS: tuple[UnknownReading, ...] = ("strict", "lenient")
+READINGS: tuple[Reading, ...] = ("strict", "lenient")
 
 
 @dataclass
-class _Reading:
+class _PathReading:
     """One path under one reading of unknown triples: its factual fraction, whether it is
     factual, its strength (``None``: unknown) and its quality."""
 
@@ -274,7 +274,7 @@ class Scorer:
     kg: KnowledgeGraph | None = None
     ceiling: CeilingHook | None = None
     max_paths: int = MAX_PATHS_PER_ANSWER
-    unknown: UnknownReading = "strict"
+    unknown: Reading = "strict"
     _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def _names(self, mention: str) -> tuple[str, ...]:
@@ -318,7 +318,7 @@ class Scorer:
 
     def _readings(
         self, row: AnswerRow, i: int, n_triples: int, judgments: Sequence[TripleJudgment]
-    ) -> dict[str, _Reading]:
+    ) -> dict[str, _PathReading]:
         """Path ``i`` under each reading of unknown triples (SPEC §3.4)."""
         sigmas = [j.specificity for j in judgments]
         flags = [j.factual for j in judgments]
@@ -337,7 +337,7 @@ class Scorer:
                 factual = bool(flags) and fraction >= self.factuality_threshold
                 strength = _strength(sigmas, reading)
             quality = quality_from_strength(strength, factual)
-            readings[reading] = _Reading(fraction, factual, strength, quality)
+            readings[reading] = _PathReading(fraction, factual, strength, quality)
         return readings
 
     def _score_path(self, row: AnswerRow, i: int, path, tally: _AnswerTally) -> dict[str, Any]:
@@ -474,7 +474,7 @@ class Scorer:
         }
 
 
-def _factual_fraction(flags: Sequence[float | None], reading: UnknownReading) -> float:
+def _factual_fraction(flags: Sequence[float | None], reading: Reading) -> float:
     """Share of a path's triples counted factual; an unknown (``None``) counts as not
     factual under ``strict`` and as factual under ``lenient`` (SPEC §3.4)."""
     if not flags:
@@ -484,7 +484,7 @@ def _factual_fraction(flags: Sequence[float | None], reading: UnknownReading) ->
     return good / len(flags)
 
 
-def _strength(sigmas: Sequence[int | None], reading: UnknownReading) -> float | None:
+def _strength(sigmas: Sequence[int | None], reading: Reading) -> float | None:
     """Path strength under unknown σ: the minimum over the triples that have a σ (all but
     the final one, SPEC §3.4). Under ``strict`` a path with an unknown σ among those has no
     strength (quality 0); under ``lenient`` the known ones decide, and a path with none
