@@ -24,22 +24,18 @@ the new ones, so re-running it on that commit reproduces the baseline.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import KG_PAPER, STORED_PAPER, parser_with_store, sample_outputs, slice_store
 
 from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
-from creagraph.core.paths import default_slice_path, default_store_dir
-from creagraph.kg import EmbeddedKG, import_dumps
-from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker
+from creagraph.scoring.api import build_scorer
 from creagraph.scoring.inputs import read_answers
-from creagraph.scoring.judges import KgJudge, StoredJudge
 from creagraph.scoring.parse import parse_answer
-from creagraph.scoring.pipeline import Scorer
 
 # Measured on commit 51a8eb5 (before issue 14) with this script: see benchmarks/RESULTS.md.
 BASELINE: dict[str, object] = {
@@ -88,81 +84,73 @@ def spearman(a, b) -> float | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, default=default_store_dir())
+    parser = parser_with_store(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=0, help="sample rows (0: all)")
     parser.add_argument("--gamma", default="0.9", help="patience key compared (0.7 or 0.9)")
     parser.add_argument("--show", type=int, default=0, help="print N disagreements")
     args = parser.parse_args()
-    samples = sorted(
-        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
-            "*.jsonl"
-        )
-    )
-    import_dumps([default_slice_path()], args.store, show_progress=False)
-    kg = EmbeddedKG(args.store)
-    rows = read_answers(samples)
+    kg = slice_store(args.store)
+    rows = read_answers(sample_outputs())
     if args.rows:
         rows = rows[: args.rows]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         embedder = CachedEmbedder(SentenceTransformerEmbedder(), Path(tmp) / "cache.sqlite")
-        relations = RelationLinker(kg, embedder)
-        entities = EntityLinker(kg)
-        grounder = Grounder(kg, entities, relations)
-        kg_judge = KgJudge(grounder)
-        # --- per triple ---------------------------------------------------------------
-        n = decided = agree = 0
-        verified = verified_true = refuted = refuted_false = 0
-        statuses: dict[str, int] = {}
-        sig_kg, sig_stored = [], []
-        shown = 0
-        for r in rows:
-            stored_f = r.extra["parsed_scores_factuality_0"]
-            stored_s = r.extra["raw_salience_scores_0"]
-            for i, p in enumerate(parse_answer(r.answer).paths):
-                if not p.triples or i >= len(stored_f):
-                    continue
-                for k, j in enumerate(kg_judge.judge(r, i, p.triples)):
-                    if k >= len(stored_f[i]) or stored_f[i][k] is None:
-                        continue
-                    n += 1
-                    truth = float(stored_f[i][k])
-                    statuses[j.status] = statuses.get(j.status, 0) + 1
-                    if j.specificity is not None and k < len(stored_s[i]):
-                        sig_kg.append(j.specificity)
-                        sig_stored.append(float(stored_s[i][k]))
-                    if j.status not in DECIDED:
-                        continue
-                    decided += 1
-                    verdict = DECIDED[j.status]
-                    agree += verdict == truth
-                    if j.status == "verified":
-                        verified += 1
-                        verified_true += truth == 1.0
-                    else:
-                        refuted += 1
-                        refuted_false += truth == 0.0
-                    if verdict != truth and shown < args.show:
-                        shown += 1
-                        ev = {k2: v for k2, v in j.evidence.items() if k2 != "backend"}
-                        print("DISAGREE", p.triples[k], j.status, "stored", truth, ev)
-        # --- per query utility ----------------------------------------------------------
-        stored_scorer = Scorer(StoredJudge(), embedder, "paper", 1.0, entities, relations, kg)
-        kg_scorer = Scorer(kg_judge, embedder, "paper", 1.0, entities, relations, kg)
-        u_stored, u_strict, u_lenient = [], [], []
-        bracket = 0
-        for r in rows:
-            qs = stored_scorer.score(r).query
-            qk = kg_scorer.score(r).query
-            s = qs["utility"][args.gamma]
-            lo = qk.get("utility_strict", qk["utility"])[args.gamma]
-            hi = qk.get("utility_lenient", qk["utility"])[args.gamma]
-            u_stored.append(s)
-            u_strict.append(lo)
-            u_lenient.append(hi)
-            bracket += min(lo, hi) - 1e-9 <= s <= max(lo, hi) + 1e-9
+        kg_scorer = build_scorer(KG_PAPER, kg=kg, embedder=embedder)
+        per_triple = _triple_figures(rows, kg_scorer.judge, args.show)
+        stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
+        per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
     figures = {
+        **per_triple,
+        "queries": len(rows),
+        **per_query,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    print(json.dumps(figures, indent=1, ensure_ascii=False))
+    if BASELINE:
+        print("baseline (commit 51a8eb5, closed world):")
+        print(json.dumps(BASELINE, indent=1))
+
+
+def _triple_figures(rows, kg_judge, show: int) -> dict[str, object]:
+    """Per triple: the kg judge's statuses and σ against the stored judge's; prints the
+    first ``show`` disagreements."""
+    n = decided = agree = 0
+    verified = verified_true = refuted = refuted_false = 0
+    statuses: dict[str, int] = {}
+    sig_kg, sig_stored = [], []
+    shown = 0
+    for r in rows:
+        stored_f = r.extra["parsed_scores_factuality_0"]
+        stored_s = r.extra["raw_salience_scores_0"]
+        for i, p in enumerate(parse_answer(r.answer).paths):
+            if not p.triples or i >= len(stored_f):
+                continue
+            for k, j in enumerate(kg_judge.judge(r, i, p.triples)):
+                if k >= len(stored_f[i]) or stored_f[i][k] is None:
+                    continue
+                n += 1
+                truth = float(stored_f[i][k])
+                statuses[j.status] = statuses.get(j.status, 0) + 1
+                if j.specificity is not None and k < len(stored_s[i]):
+                    sig_kg.append(j.specificity)
+                    sig_stored.append(float(stored_s[i][k]))
+                if j.status not in DECIDED:
+                    continue
+                decided += 1
+                verdict = DECIDED[j.status]
+                agree += verdict == truth
+                if j.status == "verified":
+                    verified += 1
+                    verified_true += truth == 1.0
+                else:
+                    refuted += 1
+                    refuted_false += truth == 0.0
+                if verdict != truth and shown < show:
+                    shown += 1
+                    ev = {k2: v for k2, v in j.evidence.items() if k2 != "backend"}
+                    print("DISAGREE", p.triples[k], j.status, "stored", truth, ev)
+    return {
         "triples": n,
         "statuses": dict(sorted(statuses.items())),
         "decided_share": round(decided / n, 3) if n else None,
@@ -173,19 +161,31 @@ def main() -> None:
         "refuted_precision": round(refuted_false / refuted, 3) if refuted else None,
         "sigma_spearman": _round(spearman(sig_kg, sig_stored)),
         "sigma_pairs": len(sig_kg),
-        "queries": len(rows),
-        f"utility_{args.gamma}_spearman_strict": _round(spearman(u_strict, u_stored)),
-        f"utility_{args.gamma}_spearman_lenient": _round(spearman(u_lenient, u_stored)),
-        f"utility_{args.gamma}_mean_stored": round(float(np.mean(u_stored)), 3),
-        f"utility_{args.gamma}_mean_strict": round(float(np.mean(u_strict)), 3),
-        f"utility_{args.gamma}_mean_lenient": round(float(np.mean(u_lenient)), 3),
-        "bracketed_share": round(bracket / len(rows), 3) if rows else None,
-        "seconds": round(time.perf_counter() - t0, 1),
     }
-    print(json.dumps(figures, indent=1, ensure_ascii=False))
-    if BASELINE:
-        print("baseline (commit 51a8eb5, closed world):")
-        print(json.dumps(BASELINE, indent=1))
+
+
+def _utility_figures(rows, kg_scorer, stored_scorer, gamma: str) -> dict[str, object]:
+    """Per query: the kg judge's utility (strict and lenient) against the stored judge's."""
+    u_stored, u_strict, u_lenient = [], [], []
+    bracket = 0
+    for r in rows:
+        qs = stored_scorer.score(r).query
+        qk = kg_scorer.score(r).query
+        s = qs["utility"][gamma]
+        lo = qk.get("utility_strict", qk["utility"])[gamma]
+        hi = qk.get("utility_lenient", qk["utility"])[gamma]
+        u_stored.append(s)
+        u_strict.append(lo)
+        u_lenient.append(hi)
+        bracket += min(lo, hi) - 1e-9 <= s <= max(lo, hi) + 1e-9
+    return {
+        f"utility_{gamma}_spearman_strict": _round(spearman(u_strict, u_stored)),
+        f"utility_{gamma}_spearman_lenient": _round(spearman(u_lenient, u_stored)),
+        f"utility_{gamma}_mean_stored": round(float(np.mean(u_stored)), 3),
+        f"utility_{gamma}_mean_strict": round(float(np.mean(u_strict)), 3),
+        f"utility_{gamma}_mean_lenient": round(float(np.mean(u_lenient)), 3),
+        "bracketed_share": round(bracket / len(rows), 3) if rows else None,
+    }
 
 
 def _round(x: float | None) -> float | None:

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from creagraph.scoring.synthetic import add_size_options
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _LIST_BASELINE = """
@@ -89,9 +91,7 @@ def fuzz(seconds: float, seed: int) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fuzz-seconds", type=float, default=60.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--queries", type=int, default=50_000)
-    parser.add_argument("--paths", type=int, default=20)
+    add_size_options(parser, queries=50_000)  # --seed: the parser fuzz's
     parser.add_argument("--small-queries", type=int, default=2_500)
     parser.add_argument("--workdir", type=Path, help="keep inputs/outputs here (default: tmp)")
     parser.add_argument("--skip-fuzz", action="store_true")

@@ -14,25 +14,19 @@ Run: ``.venv/bin/python benchmarks/score.py [--store DIR] [--rows N]``. Prints:
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import KG_PAPER, parser_with_store, sample_outputs, slice_store
 
 from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
 from creagraph.core.metrics import greedy_order, path_string
-from creagraph.core.paths import default_slice_path, default_store_dir
-from creagraph.kg import EmbeddedKG, import_dumps
-from creagraph.scoring.api import ScorerConfig, build_scorer
+from creagraph.scoring.api import build_scorer
 from creagraph.scoring.inputs import read_answers
 from creagraph.scoring.parse import parse_answer
-
-# The kg judge in paper mode, the library's default wiring; threads=None leaves the
-# libraries' thread pools as they are (this benchmark measured them that way before the API).
-KG_PAPER = ScorerConfig(judge="kg", mode="paper", threads=None)
 
 
 def cubic_greedy(q: np.ndarray, d: np.ndarray) -> list[int]:
@@ -51,18 +45,18 @@ def cubic_greedy(q: np.ndarray, d: np.ndarray) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, default=default_store_dir())
+    parser = parser_with_store(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20, help="sample rows to score")
     args = parser.parse_args()
-    samples = sorted(
-        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
-            "*.jsonl"
-        )
-    )
-    import_dumps([default_slice_path()], args.store, show_progress=False)
-    kg = EmbeddedKG(args.store)
-    rows = read_answers(samples)[: args.rows]
+    samples = sample_outputs()
+    kg = slice_store(args.store)
+    _end_to_end(kg, read_answers(samples)[: args.rows])
+    _greedy_timing()
+    _grounding_report(kg, samples)
+
+
+def _end_to_end(kg, rows) -> None:
+    """Paths scored per second, cold and warm cache, and the model's own throughput."""
     with tempfile.TemporaryDirectory() as tmp:
         model = SentenceTransformerEmbedder()
         embedder = CachedEmbedder(model, Path(tmp) / "cache.sqlite")
@@ -89,6 +83,9 @@ def main() -> None:
         rate = len(strings) / dt
         print(f"pure embedding: {len(strings)} path strings in {dt:.1f} s = {rate:.0f} strings/s")
 
+
+def _greedy_timing() -> None:
+    """The O(n²) greedy order against the O(n³) baseline (same order checked)."""
     rng = np.random.default_rng(0)
     for n in (100, 1000, 5000):
         v = rng.normal(size=(n, 32))
@@ -114,7 +111,9 @@ def main() -> None:
                 f"{est:.0f} s from n=1000 (not run), ratio ~{est / t_fast:.0f}x"
             )
 
-    # grounding report vs the published judge
+
+def _grounding_report(kg, samples) -> None:
+    """Entity mentions and triples grounded in the slice; kg-σ against the published σ."""
     grounder = build_scorer(
         KG_PAPER, kg=kg, embedder=CachedEmbedder(SentenceTransformerEmbedder())
     ).judge.grounder

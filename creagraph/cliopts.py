@@ -11,15 +11,18 @@ the list of valid values.
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+# The choices are the library's, re-exported for the commands that import them from here.
+from creagraph.scoring.config import Engine, JudgeKind, Mode
+
 __all__ = [
     "StoreOpt",
     "EndpointOpt",
+    "OutOpt",
     "open_graph_option",
     "PrecisionOpt",
     "Mode",
@@ -33,30 +36,6 @@ __all__ = [
     "api_key_from_env",
     "deprecated_alias",
 ]
-
-
-class Mode(StrEnum):
-    """CREATE formulas: the paper's (default) or the published code's (SPEC §3.6)."""
-
-    paper = "paper"
-    published = "published"
-
-
-class JudgeKind(StrEnum):
-    """Who judges each triple's specificity and factuality (SPEC §3.4)."""
-
-    kg = "kg"
-    stored = "stored"
-    llm = "llm"
-    hybrid = "hybrid"
-
-
-class Engine(StrEnum):
-    """Where scoring runs."""
-
-    local = "local"
-    dask = "dask"
-    ray = "ray"
 
 
 ModeOpt = Annotated[
@@ -132,6 +111,7 @@ EndpointOpt = Annotated[
     str | None,
     typer.Option("--endpoint", help="SPARQL endpoint URL; selects the SPARQL backend."),
 ]
+OutOpt = Annotated[Path, typer.Option("--out", help="Output directory.")]
 
 
 def open_graph_option(store: Path | None, endpoint: str | None):

@@ -24,7 +24,9 @@ __all__ = [
     "specificity",
     "path_strength",
     "path_quality",
+    "quality_from_strength",
     "path_string",
+    "raw_distance",
     "transform_distance",
     "distance_matrix",
     "greedy_order",
@@ -98,9 +100,32 @@ def path_strength(triple_specificities: Sequence[float]) -> float:
     return min(triple_specificities[:-1])
 
 
+def quality_from_strength(strength: float | None, factual: bool) -> float:
+    """``f(u) = 1[u is factual] · strength`` (SPEC §3.4), 0 when the strength is unknown.
+
+    The one place a path's quality is formed: :func:`path_quality` from the σ of its
+    triples, the scorer from the strength its reading of unknown σ gives (``None`` when
+    a σ that counts is unknown, see :mod:`creagraph.scoring.pipeline`).
+
+    Examples
+    --------
+    >>> quality_from_strength(3, True), quality_from_strength(3, False)
+    (3.0, 0.0)
+    >>> quality_from_strength(None, True)
+    0.0
+    """
+    return float(strength) if factual and strength is not None else 0.0
+
+
 def path_quality(triple_specificities: Sequence[float], factual: bool) -> float:
-    """``f(u) = 1[u is factual] · path_strength(u)`` (SPEC §3.4)."""
-    return float(path_strength(triple_specificities)) if factual else 0.0
+    """``f(u) = 1[u is factual] · path_strength(u)`` (SPEC §3.4).
+
+    Examples
+    --------
+    >>> path_quality([3, 5, 1], True), path_quality([3, 5, 1], False)
+    (3.0, 0.0)
+    """
+    return quality_from_strength(path_strength(triple_specificities), factual)
 
 
 def path_string(path: Sequence[Triple]) -> str:
@@ -125,6 +150,32 @@ def path_string(path: Sequence[Triple]) -> str:
         h, r, t = (str(x).lower() for x in triple)
         parts.append(f" [{r}] {t}" if i == 0 else f"{h} [{r}] {t}")
     return " | ".join(parts)
+
+
+def raw_distance(
+    similarity: float | np.ndarray, *, out: np.ndarray | None = None
+) -> float | np.ndarray:
+    """Raw distance ``x = 1 − cos`` from the cosine similarity of L2-normalised embeddings,
+    clipped to its range ``[0, 2]`` (rounding can leave a cosine just outside ``[−1, 1]``)
+    (SPEC §3.5). The one place raw distance is computed; :func:`transform_distance` maps it
+    to g.
+
+    A scalar (a Python or NumPy number) gives a Python float computed in float64; an
+    array gives a float array of the same shape and dtype as ``1 − similarity`` (float64
+    for float64 input), written into ``out`` when given (``out=similarity`` reuses a Gram
+    block in place).
+
+    Examples
+    --------
+    >>> raw_distance(0.8), raw_distance(1.0000001), raw_distance(-1.0)
+    (0.19999999999999996, 0.0, 2.0)
+    >>> raw_distance(np.array([[1.0, 0.25], [0.25, 1.0]])).tolist()
+    [[0.0, 0.75], [0.75, 0.0]]
+    """
+    if out is None and np.ndim(similarity) == 0:
+        return min(2.0, max(0.0, 1.0 - float(similarity)))
+    result = np.subtract(1.0, similarity, out=out)
+    return np.clip(result, 0.0, 2.0, out=result)
 
 
 def transform_distance(x: float | np.ndarray, *, mode: UtilityMode = "paper") -> float | np.ndarray:
@@ -163,7 +214,7 @@ def distance_matrix(
     ``paper`` mode the diagonal is 0.
     """
     v = np.asarray(vectors, dtype=np.float64)
-    raw = np.clip(1.0 - v @ v.T, 0.0, 2.0)
+    raw = raw_distance(v @ v.T)
     d = transform_distance(raw, mode=mode) if transformed else raw
     d = np.array(d, dtype=np.float64, copy=True)
     np.fill_diagonal(d, 1.0 if mode == "published" else 0.0)
@@ -328,9 +379,8 @@ def _distance_block(
     """Raw (``clip(1 − cos, 0, 2)``, computed in place in the Gram block) and transformed
     distances from ``vectors[rows]`` to ``vectors[columns]``, as :func:`distance_matrix`
     computes them (its diagonal fill aside)."""
-    block = vectors[rows] @ vectors[columns].T
-    np.subtract(1.0, block, out=block)
-    np.clip(block, 0.0, 2.0, out=block)
+    gram = vectors[rows] @ vectors[columns].T
+    block = raw_distance(gram, out=gram)
     return block, _transform(block, mode)
 
 

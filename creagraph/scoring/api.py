@@ -7,8 +7,10 @@
 :func:`score` reads answers (files, or records as dicts), builds the scorer the way
 ``creagraph score`` does (:func:`build_scorer`, from a :class:`ScorerConfig` with named
 fields), scores through :func:`creagraph.scoring.pipeline.score_files` and returns the
-per-query, per-path and per-model tables. The command line, the demo and the benchmarks
-call these functions, so a Python run and a CLI run give the same numbers.
+per-query, per-path and per-model tables. :func:`score_to_dir` is ``creagraph score``
+itself: answer files scored into a resumable output folder, on the chosen engine. The
+command line, the demo and the benchmarks call these functions, so a Python run and a
+CLI run give the same numbers.
 
 Errors name the parameters of this API (``judge``, ``llm_base_url`` …), not CLI flags.
 """
@@ -21,13 +23,28 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from creagraph.core.io import InputError, iter_jsonl, read_jsonl
-from creagraph.scoring.distributed import ScorerConfig, set_threads
+from creagraph.scoring.config import ENGINES, ScorerConfig, plain
+from creagraph.scoring.distributed import set_threads
 from creagraph.scoring.inputs import AnswerRow, answer_rows, iter_answers
 
-__all__ = ["score", "ScoreTables", "ScorerConfig", "build_scorer", "ceiling_hook"]
+if TYPE_CHECKING:
+    from creagraph.core.embeddings import Embedder
+    from creagraph.core.graph import KnowledgeGraph
+    from creagraph.scoring.pipeline import CeilingHook, Scorer
+
+__all__ = [
+    "score",
+    "ScoreTables",
+    "ScorerConfig",
+    "build_scorer",
+    "ceiling_hook",
+    "score_to_dir",
+    "score_fingerprint",
+    "SCORE_OUTPUTS",
+]
 
 
 @dataclass
@@ -59,11 +76,12 @@ class ScoreTables:
         return pd.DataFrame(self.queries), pd.DataFrame(self.paths), pd.DataFrame(self.summary)
 
 
-def _value(x: Any) -> Any:
-    return getattr(x, "value", x)
-
-
-def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
+def build_scorer(
+    config: ScorerConfig,
+    *,
+    kg: KnowledgeGraph | None = None,
+    embedder: Embedder | None = None,
+) -> Scorer:
     """Wire a :class:`~creagraph.scoring.pipeline.Scorer` from a :class:`ScorerConfig`.
 
     With ``config.ceiling_k``, the query generator's oracle (SPEC §3.8) supplies the
@@ -77,7 +95,7 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
     from creagraph.scoring.pipeline import Scorer
 
     config.validate()
-    judge, mode = _value(config.judge), _value(config.mode)
+    judge, mode = plain(config.judge), plain(config.mode)
     set_threads(config.threads)
     if embedder is None:
         from creagraph.core.embeddings import default_embedder
@@ -124,14 +142,15 @@ def build_scorer(config: ScorerConfig, *, kg: Any = None, embedder: Any = None):
         kg,
         ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
         **({"max_paths": config.max_paths} if config.max_paths is not None else {}),
-        unknown=getattr(config.unknown, "value", config.unknown),
+        unknown=plain(config.unknown),
     )
 
 
-def ceiling_hook(kg, embedder, mode: str, k: int):
+def ceiling_hook(kg: KnowledgeGraph, embedder: Embedder, mode: str, k: int) -> CeilingHook:
     """The scorer's ceiling hook: the graph's oracle paths of a query (SPEC §3.8), their
     utility, the model's fraction of it and its recall of the graph's strong paths."""
     from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
+    from creagraph.scoring.pipeline import gamma_key
 
     def clean(x: float | None) -> float | None:
         return None if x is None or math.isnan(x) else x
@@ -144,9 +163,10 @@ def ceiling_hook(kg, embedder, mode: str, k: int):
             "n_strong": oracle.n_strong,
             "truncated": oracle.truncated,
             "source_path_found": oracle.source_path_found,
-            "utility": {str(g): v for g, v in oracle.ceiling.items()},
+            "utility": {gamma_key(g): v for g, v in oracle.ceiling.items()},
             "fraction": {
-                str(g): clean(ceiling_fraction(utility[str(g)], oracle, g)) for g in oracle.ceiling
+                gamma_key(g): clean(ceiling_fraction(utility[gamma_key(g)], oracle, g))
+                for g in oracle.ceiling
             },
             "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
         }
@@ -170,6 +190,7 @@ def _rows(answers: Any, model: str | None) -> Iterable[AnswerRow]:
     )
 
 
+# Long only for its keyword parameters and their documentation; the body is short.
 def score(
     answers: Any,
     *,
@@ -177,8 +198,8 @@ def score(
     mode: str = "paper",
     store: str | os.PathLike[str] | None = None,
     endpoint: str | None = None,
-    kg: Any = None,
-    embedder: Any = None,
+    kg: KnowledgeGraph | None = None,
+    embedder: Embedder | None = None,
     model: str | None = None,
     factuality_threshold: float = 1.0,
     llm_base_url: str | None = None,
@@ -230,8 +251,8 @@ def score(
     """
     if config is None:
         config = ScorerConfig(
-            judge=_value(judge),
-            mode=_value(mode),
+            judge=plain(judge),
+            mode=plain(mode),
             store=str(Path(store).resolve()) if store is not None else None,
             endpoint=endpoint,
             factuality_threshold=factuality_threshold,
@@ -242,7 +263,7 @@ def score(
             llm_api_key_env=llm_api_key_env,
         )
     else:
-        config = replace(config, judge=_value(config.judge), mode=_value(config.mode))
+        config = replace(config, judge=plain(config.judge), mode=plain(config.mode))
     config.validate()
     from creagraph.scoring.pipeline import score_files
 
@@ -260,3 +281,133 @@ def _collect(out: Path, counts: dict[str, int], *, keep: bool) -> ScoreTables:
     queries = read_jsonl(out / "queries.jsonl")
     paths = list(iter_jsonl(out / "paths.jsonl"))
     return ScoreTables(queries, paths, summarize(queries), out if keep else None, counts)
+
+
+
+#: The files :func:`score_to_dir` (``creagraph score``) writes in its output folder (the
+#: only ones ``fresh`` deletes).
+SCORE_OUTPUTS = (
+    "paths.jsonl",
+    "queries.jsonl",
+    "summary.csv",
+    "README.txt",
+    "paths.parquet",
+    "queries.parquet",
+    "summary.parquet",
+)
+#: Settings that do not change any number (results are identical by design).
+_NOT_FINGERPRINTED = {"threads"}
+
+
+def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:
+    """Everything that determines `creagraph score`'s numbers, as plain JSON values: every
+    :class:`ScorerConfig` setting but the thread count, ``--model``, the graph store's
+    identity (its path and the SHA-256 of its ``meta.json``, which holds every store
+    file's checksum) and each input file's identity (path, size, SHA-256)."""
+    import dataclasses
+    import hashlib
+
+    from creagraph.core.outdir import file_identity
+
+    fp: dict = {}
+    for f in dataclasses.fields(config):
+        if f.name in _NOT_FINGERPRINTED:
+            continue
+        value = getattr(config, f.name)
+        if f.name == "store" and value is not None:
+            meta = Path(value) / "meta.json"
+            try:
+                digest = hashlib.sha256(meta.read_bytes()).hexdigest()
+            except OSError:
+                digest = None
+            value = {"path": str(Path(value).resolve()), "sha256": digest}
+        fp["--" + f.name.replace("_", "-")] = value
+    fp["--model"] = model
+    fp["inputs"] = [file_identity(p) for p in inputs]
+    return fp
+
+
+def score_to_dir(
+    inputs: list[Path],
+    out: Path,
+    config: ScorerConfig,
+    *,
+    model: str | None = None,
+    engine: str = "local",
+    workers: int = 0,
+    address: str | None = None,
+    parquet: bool = False,
+    fresh: bool = False,
+) -> dict[str, Any]:
+    """Score answer files into the output folder ``out``, as ``creagraph score`` does
+    (SPEC §3.2–3.8, §6).
+
+    The inputs are streamed; ``out`` must be new, empty or made by this function (it is
+    claimed for the run, see :func:`creagraph.core.outdir.claim_output_dir`); a re-run with
+    the same settings and inputs resumes, ``fresh`` deletes the previous results first.
+    ``engine`` is ``local``, ``dask`` or ``ray`` (``workers``/``address``: the cluster, see
+    :mod:`creagraph.scoring.distributed`); ``parquet`` also writes the three tables as
+    Parquet. ``config`` is validated by the caller. Returns the counts of
+    :func:`creagraph.scoring.pipeline.score_files`.
+    """
+    from creagraph.core.outdir import claim_output_dir
+    from creagraph.scoring.inputs import count_answers, iter_answers
+
+    if engine not in ENGINES:
+        raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
+    total = count_answers(inputs)
+    claim = claim_output_dir(
+        out,
+        "score",
+        SCORE_OUTPUTS,
+        inputs=inputs,
+        fingerprint=score_fingerprint(config, inputs, model),
+        fresh=fresh,
+    )
+    with claim:
+        counts = _run_engine(
+            rows, config, out, engine, workers, address, total, again=iter_answers(inputs, model)
+        )
+        if parquet:
+            _write_parquet(out)
+    return counts
+
+
+def _run_engine(rows, config, out, engine, workers, address, total, *, again=None):
+    """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed).
+
+    ``again`` (local engine): the same rows once more, read first to embed every relation
+    phrase of the run in batches (:func:`creagraph.scoring.prepare.prepare_run`).
+    """
+    from creagraph.scoring.pipeline import score_files
+
+    if engine == "local":
+        scorer = build_scorer(config)
+        if again is not None:
+            from creagraph.scoring.prepare import prepare_run
+
+            prepare_run(scorer, again)
+        return score_files(rows, scorer, out, total=total)
+    if engine == "dask":
+        from creagraph.scoring.distributed import dask_client, dask_runner
+
+        with dask_client(address, workers) as client:
+            runner = dask_runner(client, config, build_scorer)
+            return score_files(rows, None, out, run=runner, total=total)
+    from creagraph.scoring.distributed import ray_cluster, ray_runner
+
+    with ray_cluster(address, workers):
+        runner = ray_runner(config, build_scorer, workers)
+        return score_files(rows, None, out, run=runner, total=total)
+
+
+def _write_parquet(out: Path) -> None:
+    """The three tables of a scored folder, also as Parquet."""
+    from creagraph.core.io import write_records
+    from creagraph.scoring.pipeline import summarize
+
+    queries = read_jsonl(out / "queries.jsonl")
+    write_records(out / "queries.parquet", queries)
+    write_records(out / "paths.parquet", read_jsonl(out / "paths.jsonl"))
+    write_records(out / "summary.parquet", summarize(queries))

@@ -14,20 +14,34 @@ Paths considered (as candidates and as population) are the scored paths that are
 (valid and factual) with quality above ``min_quality`` (3 in the published analysis).
 Per model we report ``avg_nu`` (mean of ν(u) over its paths), ``max_nu`` (mean over
 queries of ν(U)), ``max_nu_overall`` and ``avg_sigma`` (mean quality of those paths).
+
+``creagraph distinct`` is :func:`distinct_to_dir` and ``creagraph distance`` (raw and
+transformed distance of given path pairs, SPEC §3.5) is :func:`pair_distances`.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from creagraph.core.metrics import UtilityMode, transform_distance
+from creagraph.core.io import InputError, read_jsonl, write_records
+from creagraph.core.metrics import UtilityMode, path_string, raw_distance, transform_distance
+from creagraph.scoring.config import plain
 from creagraph.scoring.inputs import record_query_key
 
-__all__ = ["nearest_other_distances", "nearest_others", "distinctiveness"]
+__all__ = [
+    "nearest_other_distances",
+    "nearest_others",
+    "distinctiveness",
+    "read_scored_paths",
+    "distinct_to_dir",
+    "pair_distances",
+]
 
 
 def nearest_other_distances(vectors: np.ndarray, owners: Sequence[str]) -> np.ndarray:
@@ -75,7 +89,7 @@ def nearest_others(vectors: np.ndarray, owners: Sequence[str]) -> tuple[np.ndarr
     for i in range(n):
         for s, j in zip(sims[i], ids[i]):
             if j >= 0 and owners[j] != owners[i]:
-                out[i] = max(0.0, 1.0 - float(s))
+                out[i] = raw_distance(s)
                 where[i] = j
                 break
     return out, where
@@ -147,3 +161,107 @@ def distinctiveness(
             }
         )
     return per_path, summary
+
+
+def read_scored_paths(files: Sequence[Path]) -> list[dict[str, Any]]:
+    """The path records of ``paths.jsonl`` files written by ``creagraph score``; a model
+    found in two of the files is an error (each model's scores must be given once)."""
+    records: list[dict[str, Any]] = []
+    owner: dict[str, Path] = {}
+    for path in files:
+        found = read_jsonl(path)
+        for model in sorted({str(r.get("model")) for r in found}):
+            if model in owner:
+                raise InputError(
+                    f"model {model!r} is in both {owner[model]} and {path}: "
+                    "give each model's scores once"
+                )
+            owner[model] = path
+        records.extend(found)
+    return records
+
+
+#: The files :func:`distinct_to_dir` writes in its output folder.
+DISTINCT_OUTPUTS = ("distinct_paths.jsonl", "distinct_summary.csv")
+
+
+def distinct_to_dir(
+    results: Sequence[Path],
+    out: Path,
+    *,
+    min_quality: float = 3.0,
+    mode: UtilityMode = "paper",
+    precision: str = "fp32",
+) -> list[dict[str, Any]]:
+    """``creagraph distinct``: :func:`distinctiveness` of the scored paths in ``results``
+    (score output folders or ``paths.jsonl`` files) written to the output folder ``out``
+    (claimed, see :func:`creagraph.core.outdir.claim_output_dir`); returns the per-model
+    summary."""
+    from creagraph.core.embeddings import check_precision, default_embedder
+    from creagraph.core.outdir import claim_output_dir
+
+    files = [item / "paths.jsonl" if item.is_dir() else item for item in results]
+    with claim_output_dir(out, "distinct", DISTINCT_OUTPUTS, inputs=files):
+        records = read_scored_paths(files)
+        per_path, summary = distinctiveness(
+            records,
+            default_embedder(precision=check_precision(precision)),
+            min_quality=min_quality,
+            mode=mode,
+        )
+        write_records(out / "distinct_paths.jsonl", per_path)
+        write_records(out / "distinct_summary.csv", summary)
+    return summary
+
+
+def _pair_strings(pairs: str | os.PathLike[str], records: list[dict[str, Any]]) -> list[str]:
+    """The path strings of each record's ``a`` and ``b`` (a path string as given, or built
+    from a list of ``[h, r, t]`` triples), two per record; errors name file, line and field."""
+    strings = []
+    for n, record in enumerate(records, start=1):
+        for side in ("a", "b"):
+            path = record.get(side)
+            if isinstance(path, str) and path.strip():
+                strings.append(path)
+                continue
+            if (
+                not isinstance(path, list)
+                or not path
+                or not all(isinstance(t, list) and len(t) == 3 for t in path)
+            ):
+                raise InputError(
+                    f"{pairs}: line {n}: field {side!r} must be a list of [h, r, t] "
+                    "or a path string"
+                )
+            strings.append(path_string(path))
+    return strings
+
+
+def pair_distances(
+    pairs: str | os.PathLike[str], *, mode: UtilityMode = "paper", precision: str = "fp32"
+) -> list[dict[str, Any]]:
+    """``creagraph distance``: raw ``1 − cos`` and transformed g distance of each path pair
+    in the JSON Lines file ``pairs`` (lines ``{"a": PATH, "b": PATH}``), SPEC §3.5.
+
+    Returns one record per line: ``a``, ``b`` (the path strings), ``raw``,
+    ``transformed`` and ``mode``.
+    """
+    from creagraph.core.embeddings import check_precision, default_embedder
+
+    mode = plain(mode)
+    records = read_jsonl(pairs)
+    strings = _pair_strings(pairs, records)
+    vectors = default_embedder(precision=check_precision(precision)).encode(strings)
+    out = []
+    for n, _ in enumerate(records):
+        raw = raw_distance(vectors[2 * n] @ vectors[2 * n + 1])
+        out.append(
+            {
+                "a": strings[2 * n],
+                "b": strings[2 * n + 1],
+                "raw": raw,
+                "transformed": float(transform_distance(raw, mode=mode)),
+                "mode": mode,
+            }
+        )
+    return out

@@ -90,11 +90,11 @@ import os
 import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain, islice
 from typing import Any
 
 from creagraph.core.io import InputError
+from creagraph.scoring.config import ENGINES, ScorerConfig  # re-exported: older imports
 
 __all__ = [
     "ENGINES",
@@ -109,72 +109,7 @@ __all__ = [
     "ray_cluster",
 ]
 
-ENGINES = ("local", "dask", "ray")
-
 _SCORERS: dict[Any, Any] = {}
-
-
-@dataclass(frozen=True)
-class ScorerConfig:
-    """Everything needed to build a scorer in another process (plain, picklable values).
-
-    ``threads`` is the size of the native thread pools (torch, BLAS) wherever a scorer is
-    built (see :func:`set_threads` and the module docstring: it makes results independent
-    of the engine); ``None`` leaves the libraries' defaults.
-    """
-
-    judge: str = "kg"
-    mode: str = "paper"
-    store: str | None = None
-    endpoint: str | None = None
-    factuality_threshold: float = 1.0
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    ceiling_k: int | None = None
-    threads: int | None = 1
-    llm_api_key_env: str | None = None
-    max_paths: int | None = None
-    unknown: str = "strict"
-    negatives: str | None = None
-    precision: str = "fp32"
-
-    def validate(self) -> None:
-        """Check the values; errors name the field (the library's parameter)."""
-        judge, mode = _plain(self.judge), _plain(self.mode)
-        if _plain(self.unknown) not in ("strict", "lenient"):
-            raise InputError(f"unknown must be strict or lenient, not {_plain(self.unknown)!r}")
-        if judge not in ("kg", "stored", "llm", "hybrid"):
-            raise InputError(f"judge must be kg, stored, llm or hybrid, not {judge!r}")
-        if mode not in ("paper", "published"):
-            raise InputError(f"mode must be paper or published, not {mode!r}")
-        if not 0.0 <= self.factuality_threshold <= 1.0:
-            raise InputError("factuality_threshold must be between 0 and 1")
-        if self.threads is not None and self.threads < 1:
-            raise InputError(f"threads must be at least 1, not {self.threads}")
-        if self.max_paths is not None and self.max_paths < 1:
-            raise InputError(f"max_paths must be at least 1, not {self.max_paths}")
-        from creagraph.core.embeddings import check_precision
-
-        check_precision(self.precision)
-        if self.ceiling_k is not None and self.ceiling_k < 1:
-            raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
-        if judge in ("llm", "hybrid"):
-            base = self.llm_base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
-            model = self.llm_model or os.environ.get("CREAGRAPH_LLM_MODEL")
-            if not base or not model:
-                raise InputError(
-                    f"judge {judge!r} needs llm_base_url and llm_model (or "
-                    "CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
-                )
-            if self.llm_api_key_env and not os.environ.get(self.llm_api_key_env):
-                raise InputError(
-                    f"llm_api_key_env: environment variable {self.llm_api_key_env} is not set"
-                )
-
-
-def _plain(value: Any) -> Any:
-    """An enum member's value (the CLI passes enums), else the value itself."""
-    return getattr(value, "value", value)
 
 
 def set_threads(n: int | None) -> None:
@@ -421,6 +356,30 @@ def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: i
         ray.shutdown()
 
 
+def _ray_get(ray, refs):
+    """``ray.get(refs)``; a task's failure is raised as the worker's own exception (an
+    InputError naming a file, say), with the remote traceback kept as its cause."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from exc
+        raise
+
+
+def _least_busy(ray, owner: dict[Any, int], n: int) -> int:
+    """The actor (of ``n``) with the fewest unfinished batches; ``owner`` maps each
+    outstanding batch's reference to its actor."""
+    unfinished = [0] * n
+    if owner:
+        refs = list(owner)
+        _, busy = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in busy:
+            unfinished[owner[ref]] += 1
+    return min(range(n), key=unfinished.__getitem__)
+
+
 def ray_runner(
     config: ScorerConfig,
     build: Callable[[ScorerConfig], Any],
@@ -464,34 +423,17 @@ def ray_runner(
         actors = [remote.remote(build, config) for _ in range(n)]
         owner: dict[Any, int] = {}
 
-        def get(refs):
-            try:
-                return ray.get(refs)
-            except ray.exceptions.RayTaskError as exc:
-                # The worker's own exception (an InputError naming a file, say), with the
-                # remote traceback kept as its cause.
-                cause = getattr(exc, "cause", None)
-                if isinstance(cause, Exception):
-                    raise cause from exc
-                raise
-
         try:
-            get([actor.setup.remote() for actor in actors])
+            _ray_get(ray, [actor.setup.remote() for actor in actors])
 
             def submit(chunk: list[Any]):
-                unfinished = [0] * n
-                if owner:
-                    refs = list(owner)
-                    _, busy = ray.wait(refs, num_returns=len(refs), timeout=0)
-                    for ref in busy:
-                        unfinished[owner[ref]] += 1
-                i = min(range(n), key=unfinished.__getitem__)
+                i = _least_busy(ray, owner, n)
                 ref = actors[i].score.remote(chunk)
                 owner[ref] = i
                 return ref
 
             def collect(ref) -> list[Any]:
-                result = get(ref)
+                result = _ray_get(ray, ref)
                 del owner[ref]
                 return result
 

@@ -47,12 +47,12 @@ from __future__ import annotations
 import math
 import os
 import statistics
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -70,15 +70,34 @@ from creagraph.core.metrics import (
     path_set_distances,
     path_strength,
     path_string,
+    quality_from_strength,
     utilities_from_order,
 )
 from creagraph.core.progress import progress_bar
 from creagraph.scoring.inputs import AnswerRow, record_query_key
-from creagraph.scoring.judges import Judge, StoredJudge, judge_errors
-from creagraph.scoring.parse import parse_answer
+from creagraph.scoring.judges import Judge, StoredJudge, TripleJudgment, judge_errors
+from creagraph.scoring.parse import ParseResult, parse_answer
 from creagraph.scoring.validity import check_validity, check_validity_published
 
-__all__ = ["Scorer", "ScoreResult", "score_files", "summarize", "REPORTED_GAMMAS", "CURVE_GAMMAS"]
+if TYPE_CHECKING:
+    from creagraph.core.embeddings import Embedder
+    from creagraph.core.graph import KnowledgeGraph
+    from creagraph.core.relations import RelationLinker
+    from creagraph.scoring.linking import EntityLinker
+
+__all__ = [
+    "Scorer",
+    "ScoreResult",
+    "score_files",
+    "summarize",
+    "REPORTED_GAMMAS",
+    "CURVE_GAMMAS",
+    "gamma_key",
+]
+
+#: How a triple the judge leaves unknown is read (SPEC §3.4; the values of
+#: :class:`creagraph.scoring.config.UnknownReading`).
+Reading = Literal["strict", "lenient"]
 
 REPORTED_GAMMAS = (0.7, 0.9)
 #: Paths scored per answer by default (``creagraph score --max-paths``); the rest of an
@@ -147,10 +166,77 @@ def _finite(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def gamma_key(gamma: float) -> str:
+    """The key of patience ``γ`` in a scored record's per-γ fields (``utility``,
+    ``utility_strict``/``_lenient``, ``utility_curve``, the ceiling's ``utility`` and
+    ``fraction``): the shortest text that reads back as the same float.
+
+    Every γ of :data:`REPORTED_GAMMAS` and :data:`CURVE_GAMMAS` has one decimal, so its key
+    is also ``f"{γ:.1f}"`` (the curve's keys were written that way before).
+
+    Examples
+    --------
+    >>> [gamma_key(g) for g in REPORTED_GAMMAS]
+    ['0.7', '0.9']
+    >>> gamma_key(CURVE_GAMMAS[0]), gamma_key(CURVE_GAMMAS[3]), gamma_key(1)
+    ('0.0', '0.3', '1.0')
+    """
+    return repr(float(gamma))
+
+
+def _by_gamma(gammas: Sequence[float], values: Sequence[float]) -> dict[str, float]:
+    """``{gamma_key(γ): value}`` for parallel sequences of γ and values."""
+    return {gamma_key(g): v for g, v in zip(gammas, values)}
+
+
 @dataclass
 class ScoreResult:
     paths: list[dict[str, Any]]
     query: dict[str, Any]
+
+
+#: The scorer's ceiling hook (:func:`creagraph.scoring.api.ceiling_hook`): the query's ids,
+#: its utility per γ key and the grounded ids of its verified kept paths → the ceiling record.
+CeilingHook = Callable[[dict[str, Any], dict[str, float], list[Any]], dict[str, Any]]
+
+#: Readings of a triple the judge leaves unknown (SPEC §3.4), in the order they are computed.
+READINGS: tuple[Reading, ...] = ("strict", "lenient")
+
+
+@dataclass
+class _PathReading:
+    """One path under one reading of unknown triples: its factual fraction, whether it is
+    factual, its strength (``None``: unknown) and its quality."""
+
+    fraction: float
+    factual: bool
+    strength: float | None
+    quality: float
+
+
+@dataclass
+class _AnswerTally:
+    """What scoring one answer's paths gathers for its query record."""
+
+    kept: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in READINGS})
+    quality_of: dict[str, dict[int, float]] = field(
+        default_factory=lambda: {r: {} for r in READINGS}
+    )
+    texts: list[str | None] = field(default_factory=list)
+    kept_grounded: list[list[list[str]] | None] = field(default_factory=list)
+    status_counts: dict[str, int] = field(default_factory=dict)
+    error_counts: dict[str, int] = field(default_factory=lambda: {"unparsed": 0, "failed": 0})
+    n_triples: int = 0
+    n_decided: int = 0
+
+    def count(self, judgments: Sequence[TripleJudgment]) -> None:
+        """Add a path's judgments to the status, error and decided counts."""
+        for j in judgments:
+            self.status_counts[j.status] = self.status_counts.get(j.status, 0) + 1
+        for kind, n in judge_errors(judgments).items():
+            self.error_counts[kind] += n
+        self.n_triples += len(judgments)
+        self.n_decided += sum(1 for j in judgments if j.factual is not None)
 
 
 @dataclass
@@ -169,18 +255,26 @@ class Scorer:
         Minimum fraction of factual triples for a path to be kept.
     entity_linker, relation_linker : optional
         Used by the paper validity rule for aliases and relation equivalence.
+    kg : KnowledgeGraph, optional
+        The graph the entity linker links into (for the aliases of the query's entities).
+    ceiling : CeilingHook, optional
+        The graph's oracle ceiling of each query (SPEC §3.8).
+    max_paths : int
+        Paths scored per answer; the rest are dropped with a recorded issue.
+    unknown : {"strict", "lenient"}
+        Which reading of unknown triples fills ``utility`` (both are reported).
     """
 
     judge: Judge
-    embedder: Any
+    embedder: Embedder
     mode: UtilityMode = "paper"
     factuality_threshold: float = 1.0
-    entity_linker: Any = None
-    relation_linker: Any = None
-    kg: Any = None
-    ceiling: Any = None
+    entity_linker: EntityLinker | None = None
+    relation_linker: RelationLinker | None = None
+    kg: KnowledgeGraph | None = None
+    ceiling: CeilingHook | None = None
     max_paths: int = MAX_PATHS_PER_ANSWER
-    unknown: UnknownReading = "strict"
+    unknown: Reading = "strict"
     _aliases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def _names(self, mention: str) -> tuple[str, ...]:
@@ -222,93 +316,83 @@ class Scorer:
             return None
         return sigmas, facts
 
-    def score(self, row: AnswerRow) -> ScoreResult:
-        parsed = parse_answer(row.answer)
-        issues = list(getattr(row, "issues", ()))
-        paths = parsed.paths
-        if len(paths) > self.max_paths:
-            issues.append(
-                f"the answer has {len(paths):,} paths; only the first {self.max_paths:,} "
-                "were scored (--max-paths)"
+    def _readings(
+        self, row: AnswerRow, i: int, n_triples: int, judgments: Sequence[TripleJudgment]
+    ) -> dict[str, _PathReading]:
+        """Path ``i`` under each reading of unknown triples (SPEC §3.4)."""
+        sigmas = [j.specificity for j in judgments]
+        flags = [j.factual for j in judgments]
+        stored = self._published_stored(row, i, n_triples)
+        readings = {}
+        for reading in READINGS:
+            if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
+                stored_sigmas, stored_facts = stored
+                facts = [float(f) for f in stored_facts if f is not None]
+                fraction = sum(facts) / len(facts) if facts else 0.0
+                factual = bool(facts) and fraction >= self.factuality_threshold
+                sal = [int(x) for x in stored_sigmas if x is not None]
+                strength = path_strength(sal) if len(sal) == len(stored_sigmas) else None
+            else:
+                fraction = _factual_fraction(flags, reading)
+                factual = bool(flags) and fraction >= self.factuality_threshold
+                strength = _strength(sigmas, reading)
+            quality = quality_from_strength(strength, factual)
+            readings[reading] = _PathReading(fraction, factual, strength, quality)
+        return readings
+
+    def _score_path(self, row: AnswerRow, i: int, path, tally: _AnswerTally) -> dict[str, Any]:
+        """Validate, judge and weigh path ``i`` of ``row``: its record, with what the query
+        record needs added to ``tally``."""
+        validity = self._validity(row, path.triples)
+        judgments = self.judge.judge(row, i, path.triples) if path.triples else []
+        tally.count(judgments)
+        readings = self._readings(row, i, len(path.triples), judgments)
+        for reading, r in readings.items():
+            if validity.valid and r.factual:
+                tally.kept[reading].append(i)
+                tally.quality_of[reading][i] = r.quality
+        chosen = readings[self.unknown]
+        text = path_string(path.triples) if validity.valid else None
+        tally.texts.append(text)
+        if validity.valid and chosen.factual:
+            verified = all(j.status == "verified" for j in judgments)
+            tally.kept_grounded.append(
+                [j.evidence["ids"] for j in judgments] if verified and judgments else None
             )
-            paths = paths[: self.max_paths]
-        path_records: list[dict[str, Any]] = []
-        # per reading of unknown triples: kept path indices, their qualities, texts
-        kept: dict[str, list[int]] = {"strict": [], "lenient": []}
-        quality_of: dict[str, dict[int, float]] = {"strict": {}, "lenient": {}}
-        texts: list[str | None] = []
-        kept_grounded: list[list[list[str]] | None] = []
-        status_counts: dict[str, int] = {}
-        error_counts = {"unparsed": 0, "failed": 0}
-        n_triples = n_decided = 0
-        for i, path in enumerate(paths):
-            validity = self._validity(row, path.triples)
-            judgments = self.judge.judge(row, i, path.triples) if path.triples else []
-            sigmas = [j.specificity for j in judgments]
-            factual_flags = [j.factual for j in judgments]
-            for j in judgments:
-                status_counts[j.status] = status_counts.get(j.status, 0) + 1
-            for kind, n in judge_errors(judgments).items():
-                error_counts[kind] += n
-            n_triples += len(judgments)
-            n_decided += sum(1 for f in factual_flags if f is not None)
-            stored = self._published_stored(row, i, len(path.triples))
-            readings = {}
-            for reading in ("strict", "lenient"):
-                fraction = _factual_fraction(factual_flags, reading)  # type: ignore[arg-type]
-                factual = bool(factual_flags) and fraction >= self.factuality_threshold
-                strength = _strength(sigmas, reading)  # type: ignore[arg-type]
-                if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
-                    stored_sigmas, stored_facts = stored
-                    facts = [float(f) for f in stored_facts if f is not None]
-                    fraction = sum(facts) / len(facts) if facts else 0.0
-                    factual = bool(facts) and fraction >= self.factuality_threshold
-                    sal = [int(x) for x in stored_sigmas if x is not None]
-                    strength = path_strength(sal) if len(sal) == len(stored_sigmas) else None
-                quality = float(strength) if factual and strength is not None else 0.0
-                readings[reading] = (fraction, factual, strength, quality)
-                if validity.valid and factual:
-                    kept[reading].append(i)
-                    quality_of[reading][i] = quality
-            fraction, factual, strength, quality = readings[self.unknown]
-            text = path_string(path.triples) if validity.valid else None
-            texts.append(text)
-            if validity.valid and factual:
-                verified = all(j.status == "verified" for j in judgments)
-                kept_grounded.append(
-                    [j.evidence["ids"] for j in judgments] if verified and judgments else None
-                )
-            path_records.append(
-                {
-                    "model": row.model,
-                    "index": row.index,
-                    "query_key": row.query_key,
-                    "path_index": i,
-                    "key": path.key,
-                    "triples": path.as_lists(),
-                    "parse_issues": path.issues,
-                    "valid": validity.valid,
-                    "validity_reasons": list(validity.reasons),
-                    "path_string": text,
-                    "judgments": [j.as_dict() for j in judgments],
-                    "specificities": sigmas,
-                    "strength": strength,
-                    "factual_fraction": fraction,
-                    "factual": factual,
-                    "quality": quality,
-                    "kept": validity.valid and factual,
-                    "kept_strict": readings["strict"][1] and validity.valid,
-                    "kept_lenient": readings["lenient"][1] and validity.valid,
-                }
-            )
-        # embed every path either reading keeps (the lenient set holds the strict one)
-        union = sorted(set(kept["strict"]) | set(kept["lenient"]))
-        vectors = self.embedder.encode([texts[i] for i in union]) if union else np.zeros((0, 1))
+        return {
+            "model": row.model,
+            "index": row.index,
+            "query_key": row.query_key,
+            "path_index": i,
+            "key": path.key,
+            "triples": path.as_lists(),
+            "parse_issues": path.issues,
+            "valid": validity.valid,
+            "validity_reasons": list(validity.reasons),
+            "path_string": text,
+            "judgments": [j.as_dict() for j in judgments],
+            "specificities": [j.specificity for j in judgments],
+            "strength": chosen.strength,
+            "factual_fraction": chosen.fraction,
+            "factual": chosen.factual,
+            "quality": chosen.quality,
+            "kept": validity.valid and chosen.factual,
+            "kept_strict": readings["strict"].factual and validity.valid,
+            "kept_lenient": readings["lenient"].factual and validity.valid,
+        }
+
+    def _set_utilities(self, tally: _AnswerTally) -> dict[str, dict[str, Any]]:
+        """Per reading, the kept set's utilities, curve, qualities and distance statistics;
+        the paths either reading keeps are embedded once (the lenient set holds the strict
+        one)."""
+        union = sorted(set(tally.kept["strict"]) | set(tally.kept["lenient"]))
+        texts = [tally.texts[i] for i in union]
+        vectors = self.embedder.encode(texts) if union else np.zeros((0, 1))  # type: ignore[arg-type]
         position = {i: n for n, i in enumerate(union)}
         results: dict[str, dict[str, Any]] = {}
-        for reading in ("strict", "lenient"):
-            idx = [position[i] for i in kept[reading]]
-            quality = [quality_of[reading][i] for i in kept[reading]]
+        for reading in READINGS:
+            idx = [position[i] for i in tally.kept[reading]]
+            quality = [tally.quality_of[reading][i] for i in tally.kept[reading]]
             sub = vectors[idx] if idx else np.zeros((0, vectors.shape[1] if union else 1))
             stats = path_set_distances(quality, sub, self.mode)
             order, mins = stats.order, stats.min_distances
@@ -318,9 +402,45 @@ class Scorer:
                 "quality": quality,
                 "stats": stats,
             }
+        return results
+
+    def score(self, row: AnswerRow) -> ScoreResult:
+        """Score one answer row: one record per parsed path and one for the query."""
+        parsed = parse_answer(row.answer)
+        issues = list(getattr(row, "issues", ()))
+        paths = parsed.paths
+        if len(paths) > self.max_paths:
+            issues.append(
+                f"the answer has {len(paths):,} paths; only the first {self.max_paths:,} "
+                "were scored (--max-paths)"
+            )
+            paths = paths[: self.max_paths]
+        tally = _AnswerTally()
+        path_records = [self._score_path(row, i, path, tally) for i, path in enumerate(paths)]
+        results = self._set_utilities(tally)
+        query = self._query_record(row, parsed, path_records, tally, results, issues)
+        if self.ceiling is not None:
+            ids = query_ids(row)
+            query["ceiling"] = (
+                self.ceiling(ids, query["utility"], tally.kept_grounded)
+                if ids is not None
+                else None
+            )
+        return ScoreResult(path_records, query)
+
+    def _query_record(
+        self,
+        row: AnswerRow,
+        parsed: ParseResult,
+        path_records: list[dict[str, Any]],
+        tally: _AnswerTally,
+        results: dict[str, dict[str, Any]],
+        issues: list[str],
+    ) -> dict[str, Any]:
+        """The query record of a scored answer (without its ceiling)."""
         chosen = results[self.unknown]
         stats = chosen["stats"]
-        query = {
+        return {
             "index": row.index,
             "query_key": row.query_key,
             "model": row.model,
@@ -331,43 +451,30 @@ class Scorer:
             "mode": self.mode,
             "judge": self.judge.name,
             "unknown": self.unknown,
-            "n_paths": len(paths),
+            "n_paths": len(path_records),
             "n_valid": sum(1 for p in path_records if p["valid"]),
-            "n_kept": len(kept[self.unknown]),
-            "n_kept_strict": len(kept["strict"]),
-            "n_kept_lenient": len(kept["lenient"]),
+            "n_kept": len(tally.kept[self.unknown]),
+            "n_kept_strict": len(tally.kept["strict"]),
+            "n_kept_lenient": len(tally.kept["lenient"]),
             "parse_failures": parsed.failures,
             "repairs": parsed.repairs,
-            "utility": {str(g): u for g, u in zip(REPORTED_GAMMAS, chosen["utility"])},
-            "utility_strict": {
-                str(g): u for g, u in zip(REPORTED_GAMMAS, results["strict"]["utility"])
-            },
-            "utility_lenient": {
-                str(g): u for g, u in zip(REPORTED_GAMMAS, results["lenient"]["utility"])
-            },
-            "utility_curve": {f"{g:.1f}": u for g, u in zip(CURVE_GAMMAS, chosen["curve"])},
+            "utility": _by_gamma(REPORTED_GAMMAS, chosen["utility"]),
+            "utility_strict": _by_gamma(REPORTED_GAMMAS, results["strict"]["utility"]),
+            "utility_lenient": _by_gamma(REPORTED_GAMMAS, results["lenient"]["utility"]),
+            "utility_curve": _by_gamma(CURVE_GAMMAS, chosen["curve"]),
             "max_quality": max(chosen["quality"], default=0.0),
             "mean_pairwise_distance": _finite(stats.mean_distance),
             "mean_pairwise_raw_distance": _finite(stats.mean_raw_distance),
-            "triple_status": dict(sorted(status_counts.items())),
-            "judge_errors": error_counts,
-            "n_triples": n_triples,
-            "decided_share": n_decided / n_triples if n_triples else None,
+            "triple_status": dict(sorted(tally.status_counts.items())),
+            "judge_errors": tally.error_counts,
+            "n_triples": tally.n_triples,
+            "decided_share": tally.n_decided / tally.n_triples if tally.n_triples else None,
             "source": row.source,
             "issues": issues,
         }
-        if self.ceiling is not None:
-            ids = query_ids(row)
-            query["ceiling"] = (
-                self.ceiling(ids, query["utility"], kept_grounded) if ids is not None else None
-            )
-        return ScoreResult(path_records, query)
 
 
-UnknownReading = Literal["strict", "lenient"]
-
-
-def _factual_fraction(flags: Sequence[float | None], reading: UnknownReading) -> float:
+def _factual_fraction(flags: Sequence[float | None], reading: Reading) -> float:
     """Share of a path's triples counted factual; an unknown (``None``) counts as not
     factual under ``strict`` and as factual under ``lenient`` (SPEC §3.4)."""
     if not flags:
@@ -377,56 +484,34 @@ def _factual_fraction(flags: Sequence[float | None], reading: UnknownReading) ->
     return good / len(flags)
 
 
-def _strength(sigmas: Sequence[int | None], reading: UnknownReading) -> float | None:
+def _strength(sigmas: Sequence[int | None], reading: Reading) -> float | None:
     """Path strength under unknown σ: the minimum over the triples that have a σ (all but
     the final one, SPEC §3.4). Under ``strict`` a path with an unknown σ among those has no
     strength (quality 0); under ``lenient`` the known ones decide, and a path with none
     known has no strength."""
     if not sigmas:
-        return path_strength(sigmas)
+        return path_strength(sigmas)  # type: ignore[arg-type]
     considered = list(sigmas[:-1]) if len(sigmas) > 1 else list(sigmas)
     if reading == "strict" or all(s is not None for s in considered):
-        return None if any(s is None for s in considered) else path_strength(sigmas)
+        return None if any(s is None for s in considered) else path_strength(sigmas)  # type: ignore[arg-type]
     known = [s for s in considered if s is not None]
     return float(min(known)) if known else None
 
 
-_SCALE = 1074  # 2**-1074 is the smallest float: every float is an integer multiple of it
+def _moments(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """Mean and sample sd (0 for one value) of ``values``, ``None`` for none: exact sums
+    correctly rounded (:func:`statistics.fmean`, :func:`statistics.stdev`), so the result
+    does not depend on the order of the values.
 
-
-class _ExactMoments:
-    """Running count, sum and sum of squares kept exactly (integers scaled by 2**1074), so
-    mean and sd equal :func:`statistics.fmean` / :func:`statistics.stdev` over the same
-    values whatever their order, without holding the values."""
-
-    __slots__ = ("n", "s1", "s2")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.s1 = 0
-        self.s2 = 0
-
-    def add(self, value: Any) -> None:
-        if value is None or (isinstance(value, float) and not math.isfinite(value)):
-            return
-        num, den = value.as_integer_ratio()
-        scaled = num * ((1 << _SCALE) // den)
-        self.n += 1
-        self.s1 += scaled
-        self.s2 += scaled * scaled
-
-    def mean_sd(self) -> tuple[float | None, float | None]:
-        if self.n == 0:
-            return None, None
-        mean = float(Fraction(self.s1, 1 << _SCALE)) / self.n
-        if self.n == 1:
-            return mean, 0.0
-        # sum of squared deviations, exactly: s2 - s1**2 / n (in units of 2**-2148)
-        ss = Fraction(self.s2 * self.n - self.s1 * self.s1, self.n << (2 * _SCALE))
-        var = ss / (self.n - 1)
-        root = getattr(statistics, "_float_sqrt_of_frac", None)  # correctly rounded, as stdev
-        sd = root(var.numerator, var.denominator) if root else math.sqrt(float(var))
-        return mean, sd
+    Examples
+    --------
+    >>> _moments([1.0, 3.0]), _moments([2.0]), _moments([])
+    ((2.0, 1.4142135623730951), (2.0, 0.0), (None, None))
+    """
+    if not values:
+        return None, None
+    mean = statistics.fmean(values)
+    return mean, statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 _SUMMARY_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -461,8 +546,10 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     γ = 0.7 and 0.9 and of graph path recall (over the queries where they are defined).
 
     ``queries`` may be any iterable (e.g. :func:`creagraph.core.io.iter_jsonl` over a
-    ``queries.jsonl``): it is consumed once, keeping only running sums per model, and the
-    result does not depend on the order of the queries.
+    ``queries.jsonl``): it is consumed once, keeping per model only each column's numbers
+    (8 bytes per query and column, never the records), and the result does not depend on
+    the order of the queries (exact sums, :func:`statistics.fmean` and
+    :func:`statistics.stdev`).
 
     Examples
     --------
@@ -473,38 +560,55 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     >>> row["n_queries"], row["s_0.7_mean"], row["s_0.7_sd"], row["mean_pairwise_distance_mean"]
     (2, 0.5, 0.0, None)
     """
-    by_model: dict[str, tuple[list[int], dict[str, _ExactMoments]]] = {}
-    has_ceiling = False
+    by_model: dict[str, _ModelColumns] = {}
     for q in queries:
-        count, moments = by_model.setdefault(
-            q["model"],
-            (
-                [0, 0, 0],
-                {name: _ExactMoments() for name in (*_SUMMARY_COLUMNS, *_CEILING_COLUMNS)},
-            ),
-        )
-        count[0] += 1
+        by_model.setdefault(q["model"], _ModelColumns()).add(q)
+    has_ceiling = any(m.has_ceiling for m in by_model.values())
+    return [by_model[model].row(model, has_ceiling) for model in sorted(by_model)]
+
+
+def _number(value: Any) -> float | None:
+    """A value a summary column averages: ``None``, NaN and infinities are left out."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return float(value)
+
+
+@dataclass
+class _ModelColumns:
+    """One model's summary columns as they are read: each column's values (8 bytes per
+    query and column) and the query and judge-error counts."""
+
+    n_queries: int = 0
+    judge_unparsed: int = 0
+    judge_failed: int = 0
+    has_ceiling: bool = False
+    values: dict[str, array] = field(
+        default_factory=lambda: {n: array("d") for n in (*_SUMMARY_COLUMNS, *_CEILING_COLUMNS)}
+    )
+
+    def add(self, q: dict[str, Any]) -> None:
+        self.n_queries += 1
         errors = q.get("judge_errors") or {}
-        count[1] += int(errors.get("unparsed", 0))
-        count[2] += int(errors.get("failed", 0))
-        for name, get in _SUMMARY_COLUMNS.items():
-            moments[name].add(get(q))
+        self.judge_unparsed += int(errors.get("unparsed", 0))
+        self.judge_failed += int(errors.get("failed", 0))
+        columns = [(name, get(q)) for name, get in _SUMMARY_COLUMNS.items()]
         if q.get("ceiling"):
-            has_ceiling = True
-            for name, get in _CEILING_COLUMNS.items():
-                moments[name].add(get(q["ceiling"]))
-    table = []
-    for model in sorted(by_model):
-        count, moments = by_model[model]
-        entry: dict[str, Any] = {"model": model, "n_queries": count[0]}
-        for name in (*_SUMMARY_COLUMNS, *(_CEILING_COLUMNS if has_ceiling else ())):
-            mean, sd = moments[name].mean_sd()
-            entry[f"{name}_mean"] = mean
-            entry[f"{name}_sd"] = sd
-        entry["judge_unparsed"] = count[1]
-        entry["judge_failed"] = count[2]
-        table.append(entry)
-    return table
+            self.has_ceiling = True
+            columns += [(name, get(q["ceiling"])) for name, get in _CEILING_COLUMNS.items()]
+        for name, value in columns:
+            number = _number(value)
+            if number is not None:
+                self.values[name].append(number)
+
+    def row(self, model: str, ceiling: bool) -> dict[str, Any]:
+        """The model's summary row (with the ceiling columns when ``ceiling``)."""
+        entry: dict[str, Any] = {"model": model, "n_queries": self.n_queries}
+        for name in (*_SUMMARY_COLUMNS, *(_CEILING_COLUMNS if ceiling else ())):
+            entry[f"{name}_mean"], entry[f"{name}_sd"] = _moments(self.values[name])
+        entry["judge_unparsed"] = self.judge_unparsed
+        entry["judge_failed"] = self.judge_failed
+        return entry
 
 
 Runner = Callable[[Iterable[AnswerRow]], Iterator[ScoreResult]]
@@ -610,26 +714,10 @@ def score_files(
         total = len(rows)
     counts = {"scored": 0, "skipped": 0}
     bar = progress_bar(total=total, desc="score", unit="query")
-    seen: set[tuple[str, str]] = set()
-
-    def todo() -> Iterator[AnswerRow]:
-        for r in rows:
-            key = r.key
-            if key in seen:  # checked before resuming: an error on every run, not only the first
-                raise InputError(
-                    f"{r.source}: row {r.line}: duplicate query {r.query_key!r} "
-                    f"for model {r.model!r}"
-                )
-            seen.add(key)
-            if key in done:
-                counts["skipped"] += 1
-                bar.update(1)
-                continue
-            yield r
-
     try:
         with JsonlAppender(paths_path) as paths_out, JsonlAppender(queries_path) as queries_out:
-            results = run(todo()) if run is not None else (scorer.score(r) for r in todo())
+            todo = _rows_to_score(rows, done, counts, bar)
+            results = run(todo) if run is not None else (scorer.score(r) for r in todo)  # type: ignore[union-attr]
             for result in results:
                 for record in result.paths:
                     paths_out.write(record, flush=False)
@@ -639,6 +727,33 @@ def score_files(
                 bar.update(1)
     finally:
         bar.close()
+    n_queries = _write_summary(out, queries_path)
+    return {"scored": counts["scored"], "skipped": counts["skipped"], "queries": n_queries}
+
+
+def _rows_to_score(
+    rows: Iterable[AnswerRow], done: set[tuple[str, str]], counts: dict[str, int], bar: Any
+) -> Iterator[AnswerRow]:
+    """The rows not yet scored (``done`` is skipped, counted in ``counts`` and on ``bar``);
+    a second row with the same key is an error when it is reached."""
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        key = r.key
+        if key in seen:  # checked before resuming: an error on every run, not only the first
+            raise InputError(
+                f"{r.source}: row {r.line}: duplicate query {r.query_key!r} for model {r.model!r}"
+            )
+        seen.add(key)
+        if key in done:
+            counts["skipped"] += 1
+            bar.update(1)
+            continue
+        yield r
+
+
+def _write_summary(out: Path, queries_path: Path) -> int:
+    """Write ``summary.csv`` (streaming ``queries.jsonl``) and ``README.txt``; returns the
+    number of query records."""
     n_queries = 0
 
     def stream_queries() -> Iterator[dict[str, Any]]:
@@ -653,4 +768,4 @@ def score_files(
             "paths.jsonl: one record per parsed path; queries.jsonl: one per (model, query);\n"
             "summary.csv: per-model mean/sd over queries (see creagraph.scoring.pipeline).\n"
         )
-    return {"scored": counts["scored"], "skipped": counts["skipped"], "queries": n_queries}
+    return n_queries

@@ -28,7 +28,7 @@ from typing import Any
 
 from creagraph.core.io import atomic_write
 
-__all__ = ["write_synthetic_answers", "measure_scoring", "peak_rss_mib"]
+__all__ = ["write_synthetic_answers", "measure_scoring", "peak_rss_mib", "add_size_options"]
 
 _WORDS = (
     *("river", "stone", "amber", "quartz", "violin", "harbor", "cedar", "lantern", "orbit"),
@@ -137,14 +137,20 @@ def measure_scoring(
     }
 
 
+def add_size_options(parser: argparse.ArgumentParser, *, queries: int) -> None:
+    """The ``--queries``, ``--paths`` (per answer) and ``--seed`` options of a synthetic
+    input (here and in ``benchmarks/reliability.py``)."""
+    parser.add_argument("--queries", type=int, default=queries)
+    parser.add_argument("--paths", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m creagraph.scoring.synthetic OUT_DIR --queries N --paths K``: write a
     synthetic input (unless ``--answers`` names one), score it, print one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--paths", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
+    add_size_options(parser, queries=1000)
     parser.add_argument("--answers", type=Path, help="score this file instead of writing one")
     parser.add_argument("--generate-only", action="store_true")
     args = parser.parse_args(argv)

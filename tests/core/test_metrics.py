@@ -143,3 +143,33 @@ def test_utility_is_order_invariant_in_input():
     for perm in itertools.islice(itertools.permutations(range(6)), 0, 720, 97):
         p = list(perm)
         assert creative_utility(q[p], distance_matrix(v[p]), 0.9) == pytest.approx(base)
+
+
+def test_raw_distance_is_one_formula_for_scalars_and_matrices():
+    """The scalar form (the `distance` command, distinctiveness) and the matrix form (the
+    scorer's distance stage) of 1 − cos give the same numbers (issue 18)."""
+    from creagraph.core.metrics import raw_distance
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(6, 8))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    gram = v @ v.T
+    matrix = raw_distance(gram)
+    assert matrix.dtype == np.float64 and matrix.min() >= 0.0 and matrix.max() <= 2.0
+    for i, j in itertools.product(range(6), repeat=2):
+        assert raw_distance(gram[i, j]) == matrix[i, j] == min(2.0, max(0.0, 1.0 - gram[i, j]))
+    np.testing.assert_array_equal(distance_matrix(v, transformed=False)[~np.eye(6, dtype=bool)],
+                                  matrix[~np.eye(6, dtype=bool)])
+    in_place = gram.copy()
+    assert raw_distance(in_place, out=in_place) is in_place
+    np.testing.assert_array_equal(in_place, matrix)
+    assert raw_distance(np.float32(1.0000001)) == 0.0 and raw_distance(-1.5) == 2.0
+    assert isinstance(raw_distance(np.float32(0.5)), float)
+
+
+def test_path_quality_from_strength():
+    from creagraph.core.metrics import path_quality, quality_from_strength
+
+    assert quality_from_strength(None, True) == 0.0
+    assert quality_from_strength(4, True) == 4.0 == path_quality([4, 5, 1], True)
+    assert quality_from_strength(4, False) == 0.0 == path_quality([4, 5, 1], False)

@@ -50,3 +50,29 @@ def test_cli_errors_name_flags(tmp_path, capsys):
     src.write_text("")
     assert main(["score", str(src), "--judge", "llm", "--out", str(tmp_path / "o")]) == 2
     assert "--judge 'llm' needs --llm-base-url and --llm-model" in capsys.readouterr().err
+
+
+def test_moved_names_still_import_from_their_old_places():
+    """Issue 18 moved the scorer's configuration and the choices into the library; the
+    old import paths are the same objects."""
+    from creagraph import cliopts
+    from creagraph.scoring import api, cli, config, distributed
+
+    assert distributed.ScorerConfig is config.ScorerConfig is api.ScorerConfig
+    assert creagraph.ScorerConfig is config.ScorerConfig
+    assert distributed.ENGINES == config.ENGINES == ("local", "dask", "ray")
+    assert cli.build_scorer is api.build_scorer
+    assert cli.score_fingerprint is api.score_fingerprint
+    assert (cliopts.Mode, cliopts.JudgeKind, cliopts.Engine) == (
+        config.Mode,
+        config.JudgeKind,
+        config.Engine,
+    )
+
+
+def test_score_to_dir_rejects_an_unknown_engine(tmp_path):
+    from creagraph.scoring.api import ScorerConfig, score_to_dir
+
+    with pytest.raises(InputError, match=r"^engine must be one of local, dask, ray, not 'spark'"):
+        score_to_dir([], tmp_path / "out", ScorerConfig(judge="stored"), engine="spark")
+    assert not (tmp_path / "out").exists()

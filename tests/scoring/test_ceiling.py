@@ -19,22 +19,8 @@ def test_score_with_ceiling_on_generated_queries(kg, store_dir, tmp_path):
     src = tmp_path / "answers.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out"
-    assert (
-        main(
-            [
-                "score",
-                str(src),
-                "--judge",
-                "kg",
-                "--store",
-                str(store_dir),
-                "--ceiling",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    args = ["score", str(src), "--judge", "kg", "--store", str(store_dir), "--ceiling"]
+    assert main([*args, "--out", str(out)]) == 0
     records = read_jsonl(out / "queries.jsonl")
     assert len(records) == 3
     for r in records:

@@ -1,0 +1,140 @@
+"""How a scorer is configured: :class:`ScorerConfig` and the scoring choices (SPEC §3.4–3.6, §6).
+
+One plain, picklable record of every setting that determines a scorer, used alike by
+:func:`creagraph.score`, ``creagraph score`` and the distributed workers
+(:mod:`creagraph.scoring.distributed`), which build their scorer from it with
+:func:`creagraph.scoring.api.build_scorer`. The choices are :class:`enum.StrEnum` s, so a
+member equals its string (``JudgeKind.kg == "kg"``) and plain strings are accepted
+wherever a choice is.
+
+Examples
+--------
+>>> config = ScorerConfig(judge=JudgeKind.stored, mode="published")
+>>> config.validate()
+>>> ScorerConfig(judge="oracle").validate()
+Traceback (most recent call last):
+...
+creagraph.core.io.InputError: judge must be kg, stored, llm or hybrid, not 'oracle'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from creagraph.core.io import InputError
+
+__all__ = ["ScorerConfig", "JudgeKind", "Mode", "Engine", "ENGINES", "UnknownReading", "plain"]
+
+
+class Mode(StrEnum):
+    """CREATE formulas: the paper's (default) or the published code's (SPEC §3.6); the
+    values of :data:`creagraph.core.metrics.UtilityMode`."""
+
+    paper = "paper"
+    published = "published"
+
+
+class JudgeKind(StrEnum):
+    """Who judges each triple's specificity and factuality (SPEC §3.4)."""
+
+    kg = "kg"
+    stored = "stored"
+    llm = "llm"
+    hybrid = "hybrid"
+
+
+class Engine(StrEnum):
+    """Where scoring runs: in this process, or on a Dask or Ray cluster (SPEC §6)."""
+
+    local = "local"
+    dask = "dask"
+    ray = "ray"
+
+
+class UnknownReading(StrEnum):
+    """Which reading of triples the judge leaves unknown fills ``utility`` (SPEC §3.4):
+    ``strict`` counts them as not factual, ``lenient`` as factual."""
+
+    strict = "strict"
+    lenient = "lenient"
+
+
+#: The scoring engines' names, in the order the CLI lists them.
+ENGINES = tuple(e.value for e in Engine)
+
+
+def plain(value: Any) -> Any:
+    """An enum member's value (the CLI passes enums), else the value itself.
+
+    Examples
+    --------
+    >>> plain(JudgeKind.kg), plain("kg"), plain(None)
+    ('kg', 'kg', None)
+    """
+    return getattr(value, "value", value)
+
+
+@dataclass(frozen=True)
+class ScorerConfig:
+    """Everything needed to build a scorer, here or in another process (plain, picklable
+    values; the choices may be given as strings or as the enums of this module).
+
+    ``threads`` is the size of the native thread pools (torch, BLAS) wherever a scorer is
+    built (see :func:`creagraph.scoring.distributed.set_threads`: it makes results
+    independent of the engine); ``None`` leaves the libraries' defaults.
+    """
+
+    judge: str = "kg"
+    mode: str = "paper"
+    store: str | None = None
+    endpoint: str | None = None
+    factuality_threshold: float = 1.0
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    ceiling_k: int | None = None
+    threads: int | None = 1
+    llm_api_key_env: str | None = None
+    max_paths: int | None = None
+    unknown: str = "strict"
+    negatives: str | None = None
+    precision: str = "fp32"
+
+    def validate(self) -> None:
+        """Check the values; errors name the field (the library's parameter)."""
+        judge, mode = plain(self.judge), plain(self.mode)
+        if plain(self.unknown) not in tuple(UnknownReading):
+            raise InputError(f"unknown must be strict or lenient, not {plain(self.unknown)!r}")
+        if judge not in tuple(JudgeKind):
+            raise InputError(f"judge must be kg, stored, llm or hybrid, not {judge!r}")
+        if mode not in tuple(Mode):
+            raise InputError(f"mode must be paper or published, not {mode!r}")
+        if not 0.0 <= self.factuality_threshold <= 1.0:
+            raise InputError("factuality_threshold must be between 0 and 1")
+        if self.threads is not None and self.threads < 1:
+            raise InputError(f"threads must be at least 1, not {self.threads}")
+        if self.max_paths is not None and self.max_paths < 1:
+            raise InputError(f"max_paths must be at least 1, not {self.max_paths}")
+        from creagraph.core.embeddings import check_precision
+
+        check_precision(self.precision)
+        if self.ceiling_k is not None and self.ceiling_k < 1:
+            raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
+        if judge in (JudgeKind.llm, JudgeKind.hybrid):
+            self._validate_llm(judge)
+
+    def _validate_llm(self, judge: str) -> None:
+        """The LLM judge's endpoint, model and key variable are given (or in the environment)."""
+        base = self.llm_base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
+        model = self.llm_model or os.environ.get("CREAGRAPH_LLM_MODEL")
+        if not base or not model:
+            raise InputError(
+                f"judge {judge!r} needs llm_base_url and llm_model (or "
+                "CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
+            )
+        if self.llm_api_key_env and not os.environ.get(self.llm_api_key_env):
+            raise InputError(
+                f"llm_api_key_env: environment variable {self.llm_api_key_env} is not set"
+            )
