@@ -380,6 +380,44 @@ def generate_queries(
     blocklist = dict(blocklist) if blocklist is not None else load_blocklist()
     phrasing = phrasing if phrasing is not None else load_phrasing()
     holder_types = holder_types if holder_types is not None else load_holder_types()
+    relations = _selected_relations(relations, config, blocklist)
+    rules = category_rules if category_rules is not None else load_category_rules()
+    types = target_types if target_types is not None else load_target_types()
+    demonyms = demonyms if demonyms is not None else load_demonyms()
+    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
+    if not relations:
+        raise EmptySelectionError("no source relation selected")
+
+    report = FilterReport(requested=int(n), balanced=bool(config.balance))
+    streams, sizes = _relation_streams(
+        kg, relations, int(seed), config, blocklist, rules, checks, report
+    )
+    if n > 0 and not any(sizes.values()):
+        raise EmptySelectionError(_why_empty(kg, relations, report, config))
+    if config.balance and relations:
+        report.quota = -(-int(n) // len(relations))
+    taken = _take(streams, int(n), config, report, show_progress)
+    records = [
+        build_record(
+            kg,
+            c,
+            phrasing=phrasing,
+            holder_types=holder_types,
+            seed=int(seed),
+            demonyms=demonyms,
+        )
+        for c in _round_robin(taken)
+    ]
+    report.kept = len(records)
+    if n > 0 and not records:
+        report.empty_reason = _why_empty(kg, relations, report, config)
+    return GenerationResult(records, report, sizes)
+
+
+def _selected_relations(
+    relations: list[SourceRelation], config: GenerationConfig, blocklist: Mapping[str, str]
+) -> list[SourceRelation]:
+    """The catalogue's relations restricted to ``config.relations``; none blocklisted."""
     if config.relations is not None:
         known = {r.pid for r in relations}
         unknown = sorted(set(config.relations) - known)
@@ -391,15 +429,21 @@ def generate_queries(
     for rel in relations:
         if rel.pid in blocklist:
             raise ValueError(f"source relation {rel.pid} is blocklisted ({blocklist[rel.pid]})")
+    return relations
 
-    rules = category_rules if category_rules is not None else load_category_rules()
-    types = target_types if target_types is not None else load_target_types()
-    demonyms = demonyms if demonyms is not None else load_demonyms()
-    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
-    if not relations:
-        raise EmptySelectionError("no source relation selected")
 
-    report = FilterReport(requested=int(n), balanced=bool(config.balance))
+def _relation_streams(
+    kg,
+    relations: Sequence[SourceRelation],
+    seed: int,
+    config: GenerationConfig,
+    blocklist: Mapping[str, str],
+    rules: CategoryRules,
+    checks: TargetChecks,
+    report: FilterReport,
+) -> tuple[dict[str, Iterator[Candidate]], dict[str, int]]:
+    """Step 1 per relation: its categories (and the rejected ones, in the report), and
+    the lazy stream of its filtered candidates; also the number of categories per PID."""
     streams: dict[str, Iterator[Candidate]] = {}
     sizes: dict[str, int] = {}
     for rel in relations:
@@ -427,15 +471,20 @@ def generate_queries(
             "kept": 0,
             "exhausted": False,
         }
-        streams[rel.pid] = _candidates(
-            kg, rel, categories, int(seed), config, blocklist, report, checks
-        )
-    if n > 0 and not any(sizes.values()):
-        raise EmptySelectionError(_why_empty(kg, relations, report, config))
-    if config.balance and relations:
-        report.quota = -(-int(n) // len(relations))
+        streams[rel.pid] = _candidates(kg, rel, categories, seed, config, blocklist, report, checks)
+    return streams, sizes
 
-    bar = progress_bar(total=int(n), desc="queries", unit=" queries") if show_progress else _NoBar()
+
+def _take(
+    streams: dict[str, Iterator[Candidate]],
+    n: int,
+    config: GenerationConfig,
+    report: FilterReport,
+    show_progress: bool,
+) -> dict[str, list[Candidate]]:
+    """Steps 2–3: draw from the relation strata until ``n`` distinct candidates are kept
+    (:func:`~creagraph.querygen.filters.stratified_take`), counting in the report."""
+    bar = progress_bar(total=n, desc="queries", unit=" queries") if show_progress else _NoBar()
     try:
 
         def exhausted(pid: str) -> None:
@@ -443,7 +492,7 @@ def generate_queries(
 
         taken, duplicates = stratified_take(
             streams,
-            int(n),
+            n,
             key=lambda c: c.key,
             on_exhausted=exhausted,
             on_take=lambda _pid, _item: bar.update(1),
@@ -456,28 +505,18 @@ def generate_queries(
         report.per_relation[pid]["kept"] = len(items)
         for c in items:
             report.class_sizes[size_bucket(c.category.size)] += 1
+    return taken
 
+
+def _round_robin(taken: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The kept candidates interleaved across relations, so any prefix stays balanced."""
     ordered: list[Candidate] = []
     longest = max((len(v) for v in taken.values()), default=0)
     for i in range(longest):
         for pid in taken:
             if i < len(taken[pid]):
                 ordered.append(taken[pid][i])
-    records = [
-        build_record(
-            kg,
-            c,
-            phrasing=phrasing,
-            holder_types=holder_types,
-            seed=int(seed),
-            demonyms=demonyms,
-        )
-        for c in ordered
-    ]
-    report.kept = len(records)
-    if n > 0 and not records:
-        report.empty_reason = _why_empty(kg, relations, report, config)
-    return GenerationResult(records, report, sizes)
+    return ordered
 
 
 class EmptySelectionError(ValueError):
