@@ -42,12 +42,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from creagraph.core.graph import Category
-from creagraph.core.io import write_jsonl
+from creagraph.core.io import atomic_write, dumps, write_jsonl
 from creagraph.core.progress import progress_bar
 from creagraph.querygen.catalogue import (
     CategoryRules,
@@ -90,6 +90,9 @@ from creagraph.querygen.sampling import (
 )
 from creagraph.querygen.specificity import size_bucket
 
+if TYPE_CHECKING:
+    from creagraph.core.llm import ChatClient
+
 __all__ = [
     "GenerationConfig",
     "GenerationResult",
@@ -97,6 +100,7 @@ __all__ = [
     "build_record",
     "query_id",
     "write_queries",
+    "generate_query_file",
     "EmptySelectionError",
 ]
 
@@ -553,3 +557,44 @@ def _why_empty(kg, relations, report: FilterReport, config: GenerationConfig) ->
 def write_queries(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]) -> int:
     """Atomically write query records as JSON Lines; returns the number written."""
     return write_jsonl(Path(path), records)
+
+
+def generate_query_file(
+    kg,
+    out: str | os.PathLike[str],
+    n: int,
+    seed: int = 0,
+    config: GenerationConfig | None = None,
+    *,
+    client: ChatClient | None = None,
+    report: str | os.PathLike[str] | None = None,
+    show_progress: bool = False,
+) -> GenerationResult:
+    """What ``creagraph queries generate`` runs: :func:`generate_queries`, the optional LLM
+    rewrite (:func:`creagraph.querygen.llm.rewrite_with_graph`), the query file written
+    atomically and, when ``report`` is given, the filter report as JSON there.
+
+    Returns
+    -------
+    GenerationResult
+        Its ``records`` are the ones written (rewritten when ``client`` is given).
+
+    Raises
+    ------
+    EmptySelectionError
+        When ``n > 0`` and no query can be generated; nothing is written.
+    """
+    result = generate_queries(kg, n, seed, config, show_progress=show_progress)
+    if result.report.empty_reason is not None:
+        raise EmptySelectionError(result.report.empty_reason)
+    if client is not None:
+        from creagraph.querygen.llm import rewrite_with_graph
+
+        result.records = rewrite_with_graph(
+            kg, result.records, client, show_progress=show_progress
+        )
+    write_queries(out, result.records)
+    if report is not None:
+        with atomic_write(report) as handle:
+            handle.write(dumps(result.report.as_dict()) + "\n")
+    return result

@@ -30,6 +30,7 @@ References
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -43,6 +44,8 @@ __all__ = [
     "LLMError",
     "rewrite_query",
     "rewrite_queries",
+    "rewrite_with_graph",
+    "rewrite_summary",
     "rewrite_rejection",
     "relation_windows",
     "REWRITE_PROMPT",
@@ -219,3 +222,47 @@ def rewrite_queries(
     """:func:`rewrite_query` over many records, in order."""
     phrasing = phrasing if phrasing is not None else load_phrasing()
     return [rewrite_query(r, client, linker=linker, phrasing=phrasing) for r in records]
+
+
+def rewrite_with_graph(
+    kg,
+    records: Sequence[Mapping[str, Any]],
+    client: ChatClient,
+    *,
+    show_progress: bool = False,
+) -> list[dict[str, Any]]:
+    """:func:`rewrite_query` over many records, checked against ``kg``'s relations.
+
+    The :class:`~creagraph.core.relations.RelationLinker` over ``kg`` (and its embedding
+    model) is built once, on the first answer, so an endpoint that fails at once loads no
+    model. This is what ``creagraph queries generate --llm-base-url …`` runs.
+    """
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.core.progress import progress
+
+    made: list[RelationLinker] = []
+
+    def linker() -> RelationLinker:  # built on the first answer, once
+        if not made:
+            made.append(RelationLinker(kg, default_embedder()))
+        return made[0]
+
+    rows = progress(records, desc="rewrite", unit=" queries") if show_progress else records
+    return [rewrite_query(r, client, linker=linker) for r in rows]
+
+
+def rewrite_summary(records: Sequence[Mapping[str, Any]]) -> str:
+    """One line: rewrites kept out of all, and why the others kept their template.
+
+    Examples
+    --------
+    >>> rewrite_summary([{"query_rewritten": True, "rewrite_rejected": None},
+    ...                  {"query_rewritten": False, "rewrite_rejected": "names_bridge"}])
+    'LLM rewrites kept: 1/2 (template kept: names_bridge 1)'
+    """
+    kept = sum(1 for r in records if r["query_rewritten"])
+    reasons = Counter(r["rewrite_rejected"] for r in records if r["rewrite_rejected"])
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+    return f"LLM rewrites kept: {kept}/{len(records)}" + (
+        f" (template kept: {detail})" if detail else ""
+    )

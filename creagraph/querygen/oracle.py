@@ -72,6 +72,7 @@ References
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,9 @@ __all__ = [
     "ceiling_fraction",
     "graph_path_recall",
     "path_key",
+    "read_query_records",
+    "write_oracle_records",
+    "oracle_summary",
     "STRONG_THRESHOLD",
 ]
 
@@ -770,6 +774,80 @@ def _finish(
         source_path_found=source_found,
         extra={"skipped_hubs": found.skipped_hubs},
     )
+
+
+_QUERY_IDS = ("entity_a_id", "rel_b_id", "entity_b_id")
+
+
+def read_query_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The query records of a JSON Lines file (``creagraph queries generate``'s output),
+    each checked for the ids the oracle needs.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and field of the first record without an id.
+    """
+    from creagraph.core.io import iter_jsonl
+
+    records = list(iter_jsonl(path))
+    for lineno, record in enumerate(records, start=1):
+        for name in _QUERY_IDS:
+            if not record.get(name):
+                raise InputError(f"{path}:{lineno}: field {name!r} is missing")
+    return records
+
+
+def write_oracle_records(
+    kg,
+    records: Sequence[Mapping[str, Any]],
+    out: str | os.PathLike[str],
+    *,
+    k: int = 3,
+    budget: OracleBudget | None = None,
+    mode: str = "paper",
+    list_paths: int = 20,
+    show_progress: bool = False,
+) -> list[dict[str, Any]]:
+    """What ``creagraph queries paths`` runs: :func:`oracle_paths_many` over ``records``,
+    one JSON Lines record per query written atomically to ``out`` (with the ``list_paths``
+    best paths listed, none when 0); returns the rows written."""
+    from creagraph.core.io import write_jsonl
+    from creagraph.core.progress import progress
+
+    results: Iterable[OracleResult] = oracle_paths_many(
+        kg, records, k=k, budget=budget, mode=mode
+    )
+    if show_progress:
+        results = progress(results, total=len(records), desc="oracle", unit=" queries")
+    rows = [
+        result.as_dict(include_paths=list_paths > 0, max_listed=list_paths)
+        for result in results
+    ]
+    write_jsonl(out, rows)
+    return rows
+
+
+def oracle_summary(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The lines ``creagraph queries paths`` prints about its oracle records (none for
+    no rows): median strong paths, queries without one, mean ceilings, truncations and
+    how many source paths were found."""
+    if not rows:
+        return []
+    strong = sorted(r["n_strong"] for r in rows)
+    found = [r["source_path_found"] for r in rows if r["source_path_found"] is not None]
+    ceil7 = sum(r["ceiling"]["0.7"] for r in rows) / len(rows)
+    ceil9 = sum(r["ceiling"]["0.9"] for r in rows) / len(rows)
+    lines = [
+        f"queries: {len(rows)}",
+        f"median strong paths: {strong[len(strong) // 2]}",
+        f"queries without a strong path: {sum(1 for s in strong if s == 0)}",
+        f"mean ceiling utility: γ=0.7 {ceil7:.3f}, γ=0.9 {ceil9:.3f}",
+        f"truncated by the budget: {sum(1 for r in rows if r['truncated'])}",
+    ]
+    if found:
+        lines.append(f"source path found: {sum(found)}/{len(found)}")
+    return lines
 
 
 def ceiling_fraction(model_utility: float, oracle: OracleResult, gamma: float = 0.7) -> float:
