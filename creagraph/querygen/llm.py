@@ -13,18 +13,14 @@ with) or the property's own phrasing template. Otherwise the template sentence s
 the reason is recorded in ``rewrite_rejected``. The template sentence is kept in
 ``query_template``.
 
-The client is a few lines of :mod:`urllib` (no SDK): JSON in, JSON out, a timeout, retries
-with backoff on 429/5xx and connection errors, the API key (if any) sent as a bearer token.
+The client is :class:`creagraph.core.llm.ChatClient`, shared with the other LLM options
+and configured by the same rule (:meth:`~creagraph.core.llm.ChatClient.from_env`).
 
 Examples
 --------
->>> client = ChatClient("http://localhost:8000/v1", model="my-model")      # doctest: +SKIP
->>> rewrite_query(record, client)["query"]                                  # doctest: +SKIP
+>>> client = ChatClient.from_env("http://localhost:8000/v1", "my-model")   # doctest: +SKIP
+>>> rewrite_with_graph(kg, [record], client)[0]["query"]                    # doctest: +SKIP
 'How could Robbie Vinton, an American actor, be linked to someone who is a painter?'
-
-References
-----------
-.. [1] OpenAI, "Chat Completions API", https://platform.openai.com/docs/api-reference/chat
 """
 
 from __future__ import annotations
