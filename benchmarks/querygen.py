@@ -32,17 +32,8 @@ os.environ.setdefault("CREAGRAPH_PROGRESS", "0")
 
 
 def main(argv: list[str] | None = None) -> None:
-    from creagraph.core.embeddings import default_embedder
     from creagraph.core.paths import default_slice_path, default_store_dir
     from creagraph.kg import EmbeddedKG, import_dumps
-    from creagraph.querygen import (
-        GenerationConfig,
-        OracleBudget,
-        enumerate_paths,
-        generate_queries,
-        oracle_paths,
-        oracle_paths_many,
-    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", type=Path, default=None)
@@ -59,11 +50,28 @@ def main(argv: list[str] | None = None) -> None:
         import_dumps([default_slice_path()], store, show_progress=False)
     kg = EmbeddedKG(store)
 
-    generate_queries(kg, 50, args.seed + 1)  # warm caches (SQLite pages, numpy arrays)
+    records = _generation(kg, args.n, args.seed)
+    sample = records[: args.oracle_queries]
+    _enumeration(kg, sample)
+    with tempfile.TemporaryDirectory() as tmp:
+        single = _scoring(kg, records[: args.scored_queries], Path(tmp) / "embeddings.sqlite")
+        # `queries paths`: shared neighbourhoods and batched embeddings over the whole set,
+        # on queries whose path strings were not embedded above (a cold cache of its own)
+        batch = records[args.scored_queries : args.scored_queries + args.paths_queries]
+        _paths_throughput(kg, batch, Path(tmp) / "paths.sqlite")
+        print(f"  one oracle_paths call per query (cold): {1 / single:.2f} queries/s")
+    _without_model(kg, sample)
+
+
+def _generation(kg, n: int, seed: int) -> list[dict]:
+    """Queries per second (best of 3), the set's mix, and the --balance report."""
+    from creagraph.querygen import GenerationConfig, generate_queries
+
+    generate_queries(kg, 50, seed + 1)  # warm caches (SQLite pages, numpy arrays)
     runs = []
     for _ in range(3):
         t0 = time.perf_counter()
-        result = generate_queries(kg, args.n, args.seed)
+        result = generate_queries(kg, n, seed)
         runs.append(time.perf_counter() - t0)
     best = min(runs)
     records = result.records
@@ -73,13 +81,18 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     _print_mix(result, records)
-    balanced = generate_queries(kg, args.n, args.seed, GenerationConfig(balance=True))
+    balanced = generate_queries(kg, n, seed, GenerationConfig(balance=True))
     print(f"--balance: {balanced.report.kept} queries, quota {balanced.report.quota} per relation")
     for line in balanced.report.lines():
         if line.startswith("balance:"):
             print(f"  {line}")
+    return records
 
-    sample = records[: args.oracle_queries]
+
+def _enumeration(kg, sample: list[dict]) -> None:
+    """Enumeration alone at k = 2 and k = 3, and how many source paths k = 3 finds."""
+    from creagraph.querygen import enumerate_paths, path_key
+
     times: dict[int, list[float]] = {2: [], 3: []}
     found = 0
     paths: dict[int, list[int]] = {2: [], 3: []}
@@ -90,13 +103,9 @@ def main(argv: list[str] | None = None) -> None:
             times[k].append(time.perf_counter() - t0)
             paths[k].append(len(out.paths))
             if k == 3:
-                found += any(
-                    p.key
-                    == frozenset(
-                        (t["subject"], t["property"], t["object"]) for t in rec["source_path"]
-                    )
-                    for p in out.paths
-                )
+                triples = rec["source_path"]
+                source = path_key((t["subject"], t["property"], t["object"]) for t in triples)
+                found += any(p.key == source for p in out.paths)
     base = statistics.mean(times[2])
     for k in (2, 3):
         mean = statistics.mean(times[k])
@@ -112,51 +121,63 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
 
-    with tempfile.TemporaryDirectory() as tmp:
-        embedder = default_embedder(Path(tmp) / "embeddings.sqlite")
-        t0 = time.perf_counter()
-        embedder.encode(["warm up"])
-        print(f"embedding model load: {time.perf_counter() - t0:.1f} s (once per process)")
-        budget = OracleBudget()
-        scored: dict[int, list[float]] = {2: [], 3: []}
-        for k in (2, 3):
-            for rec in records[: args.scored_queries]:
-                t0 = time.perf_counter()
-                oracle_paths(kg, rec, k=k, budget=budget, embedder=embedder)
-                scored[k].append(time.perf_counter() - t0)
-        base = statistics.mean(scored[2])
-        for k in (2, 3):
-            mean = statistics.mean(scored[k])
-            print(
-                f"oracle with scoring k={k} (max_scored={budget.max_scored}, cold embedding "
-                f"cache): mean {mean:.2f} s/query"
-                + ("" if k == 2 else f"; {mean / base:.1f}x the k=2 baseline")
-            )
 
+def _scoring(kg, sample: list[dict], cache: Path) -> float:
+    """The model load and oracle_paths at k = 2 and 3 with a cold embedding cache; returns
+    the mean seconds per query at k = 3."""
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.querygen import OracleBudget, oracle_paths
 
-        # `queries paths`: shared neighbourhoods and batched embeddings over the whole set,
-        # on queries whose path strings were not embedded above (a cold cache of its own)
-        batch = records[args.scored_queries : args.scored_queries + args.paths_queries]
-        embedder = default_embedder(Path(tmp) / "paths.sqlite")
-        embedder.encode(["warm up"])
-        t0 = time.perf_counter()
-        cold = list(oracle_paths_many(kg, batch, k=3, budget=budget, embedder=embedder))
-        t_cold = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        warm = list(oracle_paths_many(kg, batch, k=3, budget=budget, embedder=embedder))
-        t_warm = time.perf_counter() - t0
-        assert [r.as_dict() for r in cold] == [r.as_dict() for r in warm]
-        texts = sum(r.scored for r in cold)
+    embedder = default_embedder(cache)
+    t0 = time.perf_counter()
+    embedder.encode(["warm up"])
+    print(f"embedding model load: {time.perf_counter() - t0:.1f} s (once per process)")
+    budget = OracleBudget()
+    scored: dict[int, list[float]] = {2: [], 3: []}
+    for k in (2, 3):
+        for rec in sample:
+            t0 = time.perf_counter()
+            oracle_paths(kg, rec, k=k, budget=budget, embedder=embedder)
+            scored[k].append(time.perf_counter() - t0)
+    base = statistics.mean(scored[2])
+    for k in (2, 3):
+        mean = statistics.mean(scored[k])
         print(
-            f"queries paths k=3 over {len(batch)} queries ({texts} path strings, "
-            f"{texts / t_cold:.0f} embedded/s cold): "
-            f"cold embedding cache {len(batch) / t_cold:.2f} queries/s, "
-            f"warm {len(batch) / t_warm:.2f} queries/s"
+            f"oracle with scoring k={k} (max_scored={budget.max_scored}, cold embedding "
+            f"cache): mean {mean:.2f} s/query"
+            + ("" if k == 2 else f"; {mean / base:.1f}x the k=2 baseline")
         )
-        single = statistics.mean(scored[3])
-        print(f"  one oracle_paths call per query (cold): {1 / single:.2f} queries/s")
+    return statistics.mean(scored[3])
 
+
+def _paths_throughput(kg, batch: list[dict], cache: Path) -> None:
+    """`queries paths` (oracle_paths_many) with a cold, then a warm embedding cache."""
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.querygen import OracleBudget, oracle_paths_many
+
+    budget = OracleBudget()
+    embedder = default_embedder(cache)
+    embedder.encode(["warm up"])
+    t0 = time.perf_counter()
+    cold = list(oracle_paths_many(kg, batch, k=3, budget=budget, embedder=embedder))
+    t_cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    warm = list(oracle_paths_many(kg, batch, k=3, budget=budget, embedder=embedder))
+    t_warm = time.perf_counter() - t0
+    assert [r.as_dict() for r in cold] == [r.as_dict() for r in warm]
+    texts = sum(r.scored for r in cold)
+    print(
+        f"queries paths k=3 over {len(batch)} queries ({texts} path strings, "
+        f"{texts / t_cold:.0f} embedded/s cold): "
+        f"cold embedding cache {len(batch) / t_cold:.2f} queries/s, "
+        f"warm {len(batch) / t_warm:.2f} queries/s"
+    )
+
+
+def _without_model(kg, sample: list[dict]) -> None:
+    """The oracle with a hashing embedder: search, class sizes, labels and utility alone."""
     from creagraph.core.embeddings import HashingEmbedder
+    from creagraph.querygen import oracle_paths, oracle_paths_many
 
     fast = HashingEmbedder()  # isolates search, class sizes, labels and utility from MiniLM
     t0 = time.perf_counter()

@@ -10,7 +10,6 @@ the list of valid values.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,14 +81,9 @@ LlmApiKeyEnvOpt = Annotated[
 def api_key_from_env(name: str | None) -> str | None:
     """The API key in environment variable ``name`` (an error if it is unset), or the
     default variables' value when ``name`` is ``None``."""
-    from creagraph.core.io import InputError
+    from creagraph.core.llm import llm_api_key
 
-    if name:
-        value = os.environ.get(name)
-        if not value:
-            raise InputError(f"--llm-api-key-env: environment variable {name} is not set")
-        return value
-    return os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    return llm_api_key(api_key_env=name, option="--llm-api-key-env")
 
 
 StoreOpt = Annotated[

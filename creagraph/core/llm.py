@@ -5,6 +5,11 @@ A few lines of :mod:`urllib` (no SDK): JSON in, JSON out, a timeout, retries wit
 on 429/5xx and connection errors, the API key (if any) sent as a bearer token. It talks to
 any server that speaks ``POST {base_url}/chat/completions`` (vLLM, llama.cpp, OpenAI...).
 
+Configuration from the environment follows one rule everywhere (:func:`llm_settings`,
+:meth:`ChatClient.from_env`): an explicit argument wins, then the ``CREAGRAPH_LLM_*``
+variable, then the ``OPENAI_*`` one (``CREAGRAPH_LLM_BASE_URL`` / ``OPENAI_BASE_URL``,
+``CREAGRAPH_LLM_MODEL``, ``CREAGRAPH_LLM_API_KEY`` / ``OPENAI_API_KEY``).
+
 References
 ----------
 .. [1] OpenAI, "Chat Completions API", https://platform.openai.com/docs/api-reference/chat
@@ -13,16 +18,33 @@ References
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from creagraph.core.io import InputError
 from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 
-__all__ = ["ChatClient", "LLMError"]
+__all__ = [
+    "ChatClient",
+    "LLMError",
+    "LLMSettings",
+    "llm_settings",
+    "llm_api_key",
+    "BASE_URL_ENV",
+    "MODEL_ENV",
+    "API_KEY_ENV",
+]
+
+#: Environment variables read, in this order, when no argument is given.
+BASE_URL_ENV = ("CREAGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL")
+MODEL_ENV = ("CREAGRAPH_LLM_MODEL",)
+API_KEY_ENV = ("CREAGRAPH_LLM_API_KEY", "OPENAI_API_KEY")
 
 
 class LLMError(RuntimeError):
@@ -38,6 +60,100 @@ class LLMError(RuntimeError):
         super().__init__(message)
         self.status = status
         self.unreachable = unreachable
+
+
+def _first_set(names: Sequence[str], environ: Mapping[str, str]) -> str | None:
+    return next((environ[name] for name in names if environ.get(name)), None)
+
+
+def llm_api_key(
+    api_key: str | None = None,
+    api_key_env: str | None = None,
+    *,
+    option: str = "llm_api_key_env",
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """The API key: ``api_key`` if given (not empty), else the variable named ``api_key_env`` (an
+    error when it is unset or empty), else ``$CREAGRAPH_LLM_API_KEY``, else
+    ``$OPENAI_API_KEY``, else ``None`` (no key sent).
+
+    Parameters
+    ----------
+    api_key : str, optional
+        The key itself.
+    api_key_env : str, optional
+        Name of the environment variable holding the key.
+    option : str
+        How the caller spells ``api_key_env`` (a config field, a CLI flag), for the error.
+    environ : mapping, optional
+        The environment (default :data:`os.environ`).
+
+    Raises
+    ------
+    InputError
+        When ``api_key_env`` names a variable that is unset or empty.
+
+    Examples
+    --------
+    >>> llm_api_key(environ={"CREAGRAPH_LLM_API_KEY": "a", "OPENAI_API_KEY": "b"})
+    'a'
+    >>> llm_api_key(api_key_env="MINE", environ={"MINE": "c", "OPENAI_API_KEY": "b"})
+    'c'
+    >>> llm_api_key(api_key_env="MINE", environ={})
+    Traceback (most recent call last):
+    ...
+    creagraph.core.io.InputError: llm_api_key_env: environment variable MINE is not set
+    """
+    environ = os.environ if environ is None else environ
+    if api_key:
+        return api_key
+    if api_key_env:
+        value = environ.get(api_key_env)
+        if not value:
+            raise InputError(f"{option}: environment variable {api_key_env} is not set")
+        return value
+    return _first_set(API_KEY_ENV, environ)
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Where an OpenAI-compatible endpoint is and how to call it; ``base_url`` and
+    ``model`` are ``None`` when neither an argument nor the environment gives them."""
+
+    base_url: str | None
+    model: str | None
+    api_key: str | None
+
+
+def llm_settings(
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    *,
+    api_key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LLMSettings:
+    """An endpoint's settings by the one rule: explicit argument > ``CREAGRAPH_LLM_*`` >
+    ``OPENAI_*``.
+
+    ``base_url`` falls back to ``$CREAGRAPH_LLM_BASE_URL`` then ``$OPENAI_BASE_URL``;
+    ``model`` to ``$CREAGRAPH_LLM_MODEL``; the key as in :func:`llm_api_key`. Empty
+    values count as unset.
+
+    Examples
+    --------
+    >>> env = {"OPENAI_BASE_URL": "http://o/v1", "CREAGRAPH_LLM_MODEL": "m"}
+    >>> llm_settings(environ=env)
+    LLMSettings(base_url='http://o/v1', model='m', api_key=None)
+    >>> llm_settings("http://x/v1", environ=env | {"CREAGRAPH_LLM_BASE_URL": "http://c/v1"})
+    LLMSettings(base_url='http://x/v1', model='m', api_key=None)
+    """
+    environ = os.environ if environ is None else environ
+    return LLMSettings(
+        base_url=base_url or _first_set(BASE_URL_ENV, environ),
+        model=model or _first_set(MODEL_ENV, environ),
+        api_key=llm_api_key(api_key, api_key_env, environ=environ),
+    )
 
 
 class ChatClient:
@@ -76,6 +192,7 @@ class ChatClient:
             raise ValueError(f"LLM endpoint must be an http(s) URL, not {base_url!r}")
         if not model:
             raise ValueError("an LLM model name is required")
+        self.base_url = base_url
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key
@@ -85,6 +202,36 @@ class ChatClient:
         self.temperature = temperature
         self._sleep = sleep
         self.requests_sent = 0
+
+    @classmethod
+    def from_env(
+        cls,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        api_key_env: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> ChatClient:
+        """A client configured by :func:`llm_settings` (explicit argument >
+        ``CREAGRAPH_LLM_*`` > ``OPENAI_*``); ``kwargs`` go to the constructor.
+
+        Raises
+        ------
+        InputError
+            When no endpoint or no model is configured, or ``api_key_env`` is unset.
+        """
+        settings = llm_settings(
+            base_url, model, api_key, api_key_env=api_key_env, environ=environ
+        )
+        if not settings.base_url:
+            raise InputError(
+                "no LLM endpoint: pass base_url or set CREAGRAPH_LLM_BASE_URL (or OPENAI_BASE_URL)"
+            )
+        if not settings.model:
+            raise InputError("no LLM model: pass model or set CREAGRAPH_LLM_MODEL")
+        return cls(settings.base_url, model=settings.model, api_key=settings.api_key, **kwargs)
 
     def chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int = 200) -> str:
         """Send a chat and return the first choice's message content."""

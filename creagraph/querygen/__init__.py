@@ -9,6 +9,9 @@ graph's ceiling (SPEC §3.1, §3.8).
   own modules; :mod:`creagraph.querygen.llm` for the optional LLM rewrite.
 """
 
+# ruff: noqa: F401 -- the imports below are for type checkers only; the public names are
+# listed once, in _MODULES, and __all__ is built from them
+
 from typing import TYPE_CHECKING
 
 from creagraph.core.lazy import lazy_exports
@@ -30,10 +33,18 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         GenerationResult,
         build_record,
         generate_queries,
+        generate_query_file,
         query_id,
         write_queries,
     )
-    from creagraph.querygen.llm import ChatClient, LLMError, rewrite_queries, rewrite_query
+    from creagraph.querygen.llm import (
+        ChatClient,
+        LLMError,
+        rewrite_queries,
+        rewrite_query,
+        rewrite_summary,
+        rewrite_with_graph,
+    )
     from creagraph.querygen.oracle import (
         Enumeration,
         GraphCache,
@@ -46,7 +57,10 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         graph_path_recall,
         oracle_paths,
         oracle_paths_many,
+        oracle_summary,
         path_key,
+        read_query_records,
+        write_oracle_records,
     )
     from creagraph.querygen.phrasing import (
         compose_query,
@@ -69,111 +83,40 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         select_categories,
     )
 
-#: public name → defining module; imported on first use so that `creagraph --help`
+#: defining module → its public names, imported on first use so that `creagraph --help`
 #: (which loads this package's CLI) does not pay for numpy, scipy and the like.
-_EXPORTS: dict[str, str] = {
-    "HolderType": "creagraph.querygen.catalogue",
-    "Phrasing": "creagraph.querygen.catalogue",
-    "SourceRelation": "creagraph.querygen.catalogue",
-    "load_blocklist": "creagraph.querygen.catalogue",
-    "load_holder_types": "creagraph.querygen.catalogue",
-    "load_phrasing": "creagraph.querygen.catalogue",
-    "load_source_relations": "creagraph.querygen.catalogue",
-    "FilterReport": "creagraph.querygen.filters",
-    "is_trivial": "creagraph.querygen.filters",
-    "stratified_take": "creagraph.querygen.filters",
-    "EmptySelectionError": "creagraph.querygen.generate",
-    "GenerationConfig": "creagraph.querygen.generate",
-    "GenerationResult": "creagraph.querygen.generate",
-    "build_record": "creagraph.querygen.generate",
-    "generate_queries": "creagraph.querygen.generate",
-    "query_id": "creagraph.querygen.generate",
-    "write_queries": "creagraph.querygen.generate",
-    "ChatClient": "creagraph.querygen.llm",
-    "LLMError": "creagraph.querygen.llm",
-    "rewrite_queries": "creagraph.querygen.llm",
-    "rewrite_query": "creagraph.querygen.llm",
-    "Enumeration": "creagraph.querygen.oracle",
-    "GraphCache": "creagraph.querygen.oracle",
-    "GraphPath": "creagraph.querygen.oracle",
-    "OracleBudget": "creagraph.querygen.oracle",
-    "OraclePath": "creagraph.querygen.oracle",
-    "OracleResult": "creagraph.querygen.oracle",
-    "ceiling_fraction": "creagraph.querygen.oracle",
-    "enumerate_paths": "creagraph.querygen.oracle",
-    "graph_path_recall": "creagraph.querygen.oracle",
-    "oracle_paths": "creagraph.querygen.oracle",
-    "oracle_paths_many": "creagraph.querygen.oracle",
-    "path_key": "creagraph.querygen.oracle",
-    "compose_query": "creagraph.querygen.phrasing",
-    "condition_phrase": "creagraph.querygen.phrasing",
-    "describe_entity": "creagraph.querygen.phrasing",
-    "fill_template": "creagraph.querygen.phrasing",
-    "holder_phrase": "creagraph.querygen.phrasing",
-    "indefinite_article": "creagraph.querygen.phrasing",
-    "label_problem": "creagraph.querygen.phrasing",
-    "needs_definite_article": "creagraph.querygen.phrasing",
-    "relation_phrase": "creagraph.querygen.phrasing",
-    "short_description": "creagraph.querygen.phrasing",
-    "Candidate": "creagraph.querygen.sampling",
-    "PairSampler": "creagraph.querygen.sampling",
-    "edge_rejection": "creagraph.querygen.sampling",
-    "pair_from_index": "creagraph.querygen.sampling",
-    "sample_expansion": "creagraph.querygen.sampling",
-    "select_categories": "creagraph.querygen.sampling",
-}
+_MODULES: dict[str, tuple[str, ...]] = {
+    "creagraph.querygen.catalogue": (
+        "HolderType", "Phrasing", "SourceRelation", "load_blocklist", "load_holder_types",
+        "load_phrasing", "load_source_relations",
+    ),
+    "creagraph.querygen.filters": ("FilterReport", "is_trivial", "stratified_take"),
+    "creagraph.querygen.generate": (
+        "EmptySelectionError", "GenerationConfig", "GenerationResult", "build_record",
+        "generate_queries", "generate_query_file", "query_id", "write_queries",
+    ),
+    "creagraph.querygen.llm": (
+        "ChatClient", "LLMError", "rewrite_queries", "rewrite_query", "rewrite_summary",
+        "rewrite_with_graph",
+    ),
+    "creagraph.querygen.oracle": (
+        "Enumeration", "GraphCache", "GraphPath", "OracleBudget", "OraclePath", "OracleResult",
+        "ceiling_fraction", "enumerate_paths", "graph_path_recall", "oracle_paths",
+        "oracle_paths_many", "oracle_summary", "path_key", "read_query_records",
+        "write_oracle_records",
+    ),
+    "creagraph.querygen.phrasing": (
+        "compose_query", "condition_phrase", "describe_entity", "fill_template",
+        "holder_phrase", "indefinite_article", "label_problem", "needs_definite_article",
+        "relation_phrase", "short_description",
+    ),
+    "creagraph.querygen.sampling": (
+        "Candidate", "PairSampler", "edge_rejection", "pair_from_index", "sample_expansion",
+        "select_categories",
+    ),
+}  # fmt: skip
+_EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
 
-__all__ = [
-    "SourceRelation",
-    "Phrasing",
-    "HolderType",
-    "load_source_relations",
-    "load_blocklist",
-    "load_phrasing",
-    "load_holder_types",
-    "Candidate",
-    "PairSampler",
-    "select_categories",
-    "pair_from_index",
-    "edge_rejection",
-    "sample_expansion",
-    "FilterReport",
-    "is_trivial",
-    "stratified_take",
-    "GenerationConfig",
-    "GenerationResult",
-    "generate_queries",
-    "build_record",
-    "query_id",
-    "write_queries",
-    "OracleBudget",
-    "GraphPath",
-    "Enumeration",
-    "OraclePath",
-    "OracleResult",
-    "enumerate_paths",
-    "oracle_paths",
-    "oracle_paths_many",
-    "GraphCache",
-    "ceiling_fraction",
-    "graph_path_recall",
-    "path_key",
-    "indefinite_article",
-    "needs_definite_article",
-    "fill_template",
-    "condition_phrase",
-    "relation_phrase",
-    "holder_phrase",
-    "describe_entity",
-    "compose_query",
-    "ChatClient",
-    "LLMError",
-    "rewrite_query",
-    "rewrite_queries",
-    "EmptySelectionError",
-    "short_description",
-    "label_problem",
-]
-
+__all__ = list(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

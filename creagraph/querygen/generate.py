@@ -42,12 +42,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from creagraph.core.graph import Category
-from creagraph.core.io import write_jsonl
+from creagraph.core.io import atomic_write, dumps, write_jsonl
 from creagraph.core.progress import progress_bar
 from creagraph.querygen.catalogue import (
     CategoryRules,
@@ -90,6 +90,9 @@ from creagraph.querygen.sampling import (
 )
 from creagraph.querygen.specificity import size_bucket
 
+if TYPE_CHECKING:
+    from creagraph.core.llm import ChatClient
+
 __all__ = [
     "GenerationConfig",
     "GenerationResult",
@@ -97,6 +100,7 @@ __all__ = [
     "build_record",
     "query_id",
     "write_queries",
+    "generate_query_file",
     "EmptySelectionError",
 ]
 
@@ -380,6 +384,44 @@ def generate_queries(
     blocklist = dict(blocklist) if blocklist is not None else load_blocklist()
     phrasing = phrasing if phrasing is not None else load_phrasing()
     holder_types = holder_types if holder_types is not None else load_holder_types()
+    relations = _selected_relations(relations, config, blocklist)
+    rules = category_rules if category_rules is not None else load_category_rules()
+    types = target_types if target_types is not None else load_target_types()
+    demonyms = demonyms if demonyms is not None else load_demonyms()
+    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
+    if not relations:
+        raise EmptySelectionError("no source relation selected")
+
+    report = FilterReport(requested=int(n), balanced=bool(config.balance))
+    streams, sizes = _relation_streams(
+        kg, relations, int(seed), config, blocklist, rules, checks, report
+    )
+    if n > 0 and not any(sizes.values()):
+        raise EmptySelectionError(_why_empty(kg, relations, report, config))
+    if config.balance and relations:
+        report.quota = -(-int(n) // len(relations))
+    taken = _take(streams, int(n), config, report, show_progress)
+    records = [
+        build_record(
+            kg,
+            c,
+            phrasing=phrasing,
+            holder_types=holder_types,
+            seed=int(seed),
+            demonyms=demonyms,
+        )
+        for c in _round_robin(taken)
+    ]
+    report.kept = len(records)
+    if n > 0 and not records:
+        report.empty_reason = _why_empty(kg, relations, report, config)
+    return GenerationResult(records, report, sizes)
+
+
+def _selected_relations(
+    relations: list[SourceRelation], config: GenerationConfig, blocklist: Mapping[str, str]
+) -> list[SourceRelation]:
+    """The catalogue's relations restricted to ``config.relations``; none blocklisted."""
     if config.relations is not None:
         known = {r.pid for r in relations}
         unknown = sorted(set(config.relations) - known)
@@ -391,15 +433,21 @@ def generate_queries(
     for rel in relations:
         if rel.pid in blocklist:
             raise ValueError(f"source relation {rel.pid} is blocklisted ({blocklist[rel.pid]})")
+    return relations
 
-    rules = category_rules if category_rules is not None else load_category_rules()
-    types = target_types if target_types is not None else load_target_types()
-    demonyms = demonyms if demonyms is not None else load_demonyms()
-    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
-    if not relations:
-        raise EmptySelectionError("no source relation selected")
 
-    report = FilterReport(requested=int(n), balanced=bool(config.balance))
+def _relation_streams(
+    kg,
+    relations: Sequence[SourceRelation],
+    seed: int,
+    config: GenerationConfig,
+    blocklist: Mapping[str, str],
+    rules: CategoryRules,
+    checks: TargetChecks,
+    report: FilterReport,
+) -> tuple[dict[str, Iterator[Candidate]], dict[str, int]]:
+    """Step 1 per relation: its categories (and the rejected ones, in the report), and
+    the lazy stream of its filtered candidates; also the number of categories per PID."""
     streams: dict[str, Iterator[Candidate]] = {}
     sizes: dict[str, int] = {}
     for rel in relations:
@@ -427,15 +475,20 @@ def generate_queries(
             "kept": 0,
             "exhausted": False,
         }
-        streams[rel.pid] = _candidates(
-            kg, rel, categories, int(seed), config, blocklist, report, checks
-        )
-    if n > 0 and not any(sizes.values()):
-        raise EmptySelectionError(_why_empty(kg, relations, report, config))
-    if config.balance and relations:
-        report.quota = -(-int(n) // len(relations))
+        streams[rel.pid] = _candidates(kg, rel, categories, seed, config, blocklist, report, checks)
+    return streams, sizes
 
-    bar = progress_bar(total=int(n), desc="queries", unit=" queries") if show_progress else _NoBar()
+
+def _take(
+    streams: dict[str, Iterator[Candidate]],
+    n: int,
+    config: GenerationConfig,
+    report: FilterReport,
+    show_progress: bool,
+) -> dict[str, list[Candidate]]:
+    """Steps 2–3: draw from the relation strata until ``n`` distinct candidates are kept
+    (:func:`~creagraph.querygen.filters.stratified_take`), counting in the report."""
+    bar = progress_bar(total=n, desc="queries", unit=" queries") if show_progress else _NoBar()
     try:
 
         def exhausted(pid: str) -> None:
@@ -443,7 +496,7 @@ def generate_queries(
 
         taken, duplicates = stratified_take(
             streams,
-            int(n),
+            n,
             key=lambda c: c.key,
             on_exhausted=exhausted,
             on_take=lambda _pid, _item: bar.update(1),
@@ -456,28 +509,18 @@ def generate_queries(
         report.per_relation[pid]["kept"] = len(items)
         for c in items:
             report.class_sizes[size_bucket(c.category.size)] += 1
+    return taken
 
+
+def _round_robin(taken: Mapping[str, Sequence[Candidate]]) -> list[Candidate]:
+    """The kept candidates interleaved across relations, so any prefix stays balanced."""
     ordered: list[Candidate] = []
     longest = max((len(v) for v in taken.values()), default=0)
     for i in range(longest):
         for pid in taken:
             if i < len(taken[pid]):
                 ordered.append(taken[pid][i])
-    records = [
-        build_record(
-            kg,
-            c,
-            phrasing=phrasing,
-            holder_types=holder_types,
-            seed=int(seed),
-            demonyms=demonyms,
-        )
-        for c in ordered
-    ]
-    report.kept = len(records)
-    if n > 0 and not records:
-        report.empty_reason = _why_empty(kg, relations, report, config)
-    return GenerationResult(records, report, sizes)
+    return ordered
 
 
 class EmptySelectionError(ValueError):
@@ -514,3 +557,44 @@ def _why_empty(kg, relations, report: FilterReport, config: GenerationConfig) ->
 def write_queries(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]) -> int:
     """Atomically write query records as JSON Lines; returns the number written."""
     return write_jsonl(Path(path), records)
+
+
+def generate_query_file(
+    kg,
+    out: str | os.PathLike[str],
+    n: int,
+    seed: int = 0,
+    config: GenerationConfig | None = None,
+    *,
+    client: ChatClient | None = None,
+    report: str | os.PathLike[str] | None = None,
+    show_progress: bool = False,
+) -> GenerationResult:
+    """What ``creagraph queries generate`` runs: :func:`generate_queries`, the optional LLM
+    rewrite (:func:`creagraph.querygen.llm.rewrite_with_graph`), the query file written
+    atomically and, when ``report`` is given, the filter report as JSON there.
+
+    Returns
+    -------
+    GenerationResult
+        Its ``records`` are the ones written (rewritten when ``client`` is given).
+
+    Raises
+    ------
+    EmptySelectionError
+        When ``n > 0`` and no query can be generated; nothing is written.
+    """
+    result = generate_queries(kg, n, seed, config, show_progress=show_progress)
+    if result.report.empty_reason is not None:
+        raise EmptySelectionError(result.report.empty_reason)
+    if client is not None:
+        from creagraph.querygen.llm import rewrite_with_graph
+
+        result.records = rewrite_with_graph(
+            kg, result.records, client, show_progress=show_progress
+        )
+    write_queries(out, result.records)
+    if report is not None:
+        with atomic_write(report) as handle:
+            handle.write(dumps(result.report.as_dict()) + "\n")
+    return result

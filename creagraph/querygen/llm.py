@@ -13,23 +13,20 @@ with) or the property's own phrasing template. Otherwise the template sentence s
 the reason is recorded in ``rewrite_rejected``. The template sentence is kept in
 ``query_template``.
 
-The client is a few lines of :mod:`urllib` (no SDK): JSON in, JSON out, a timeout, retries
-with backoff on 429/5xx and connection errors, the API key (if any) sent as a bearer token.
+The client is :class:`creagraph.core.llm.ChatClient`, shared with the other LLM options
+and configured by the same rule (:meth:`~creagraph.core.llm.ChatClient.from_env`).
 
 Examples
 --------
->>> client = ChatClient("http://localhost:8000/v1", model="my-model")      # doctest: +SKIP
->>> rewrite_query(record, client)["query"]                                  # doctest: +SKIP
+>>> client = ChatClient.from_env("http://localhost:8000/v1", "my-model")   # doctest: +SKIP
+>>> rewrite_with_graph(kg, [record], client)[0]["query"]                    # doctest: +SKIP
 'How could Robbie Vinton, an American actor, be linked to someone who is a painter?'
-
-References
-----------
-.. [1] OpenAI, "Chat Completions API", https://platform.openai.com/docs/api-reference/chat
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -43,6 +40,8 @@ __all__ = [
     "LLMError",
     "rewrite_query",
     "rewrite_queries",
+    "rewrite_with_graph",
+    "rewrite_summary",
     "rewrite_rejection",
     "relation_windows",
     "REWRITE_PROMPT",
@@ -219,3 +218,47 @@ def rewrite_queries(
     """:func:`rewrite_query` over many records, in order."""
     phrasing = phrasing if phrasing is not None else load_phrasing()
     return [rewrite_query(r, client, linker=linker, phrasing=phrasing) for r in records]
+
+
+def rewrite_with_graph(
+    kg,
+    records: Sequence[Mapping[str, Any]],
+    client: ChatClient,
+    *,
+    show_progress: bool = False,
+) -> list[dict[str, Any]]:
+    """:func:`rewrite_query` over many records, checked against ``kg``'s relations.
+
+    The :class:`~creagraph.core.relations.RelationLinker` over ``kg`` (and its embedding
+    model) is built once, on the first answer, so an endpoint that fails at once loads no
+    model. This is what ``creagraph queries generate --llm-base-url …`` runs.
+    """
+    from creagraph.core.embeddings import default_embedder
+    from creagraph.core.progress import progress
+
+    made: list[RelationLinker] = []
+
+    def linker() -> RelationLinker:  # built on the first answer, once
+        if not made:
+            made.append(RelationLinker(kg, default_embedder()))
+        return made[0]
+
+    rows = progress(records, desc="rewrite", unit=" queries") if show_progress else records
+    return [rewrite_query(r, client, linker=linker) for r in rows]
+
+
+def rewrite_summary(records: Sequence[Mapping[str, Any]]) -> str:
+    """One line: rewrites kept out of all, and why the others kept their template.
+
+    Examples
+    --------
+    >>> rewrite_summary([{"query_rewritten": True, "rewrite_rejected": None},
+    ...                  {"query_rewritten": False, "rewrite_rejected": "names_bridge"}])
+    'LLM rewrites kept: 1/2 (template kept: names_bridge 1)'
+    """
+    kept = sum(1 for r in records if r["query_rewritten"])
+    reasons = Counter(r["rewrite_rejected"] for r in records if r["rewrite_rejected"])
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+    return f"LLM rewrites kept: {kept}/{len(records)}" + (
+        f" (template kept: {detail})" if detail else ""
+    )

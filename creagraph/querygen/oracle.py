@@ -72,6 +72,7 @@ References
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,9 @@ __all__ = [
     "ceiling_fraction",
     "graph_path_recall",
     "path_key",
+    "read_query_records",
+    "write_oracle_records",
+    "oracle_summary",
     "STRONG_THRESHOLD",
 ]
 
@@ -404,89 +408,126 @@ def enumerate_paths(
     check_qid(target)
     if k < 2:
         raise ValueError(f"k must be at least 2 (a hop and the target triple), not {k}")
-    budget = budget or OracleBudget()
     shared = cache if cache is not None else GraphCache(kg)
-    holders = [h for h in shared.holders(rel_b, target) if h != start]
-    holder_set = set(holders)
-    hops = k - 1  # triples before the final (h, rel_b, target)
-    cache: dict[str, list[list]] = {}
-    state = {"expansions": 0, "truncated": False, "hubs": 0}
+    search = _PathSearch(shared, budget or OracleBudget(), start, rel_b, target, hops=k - 1)
+    for level in (5, 4, 3, 2, 1):
+        if not search.dfs(start, [], [start], level):
+            break
+    paths = search.paths
+    keys = {t.as_tuple() for p in paths for t in p.triples}
+    sizes = {key: shared.class_size(key) for key in keys}
+    return Enumeration(
+        paths, len(search.holders), search.expansions, search.truncated, search.hubs, sizes
+    )
 
-    def neighbours(node: str) -> list[list] | None:
-        if node in cache:
-            return cache[node]
-        if state["expansions"] >= budget.max_expansions:
-            state["truncated"] = True
+
+class _PathSearch:
+    """The state of one :func:`enumerate_paths` call: the budget spent, the neighbour lists
+    fetched for this query, the holders' reverse index and the paths found.
+
+    The search runs once per specificity level, 5 down to 1: the pass of a level follows
+    only edges with σ ≥ level and records only paths whose weakest step has σ = level, so
+    paths come out strongest first without sorting and the weakest first hops are the ones
+    a budget cuts off. Neighbour entries are ``[edge, other node, forward, σ]`` as in
+    :meth:`GraphCache.neighbours`.
+    """
+
+    def __init__(
+        self,
+        shared: GraphCache,
+        budget: OracleBudget,
+        start: str,
+        rel_b: str,
+        target: str,
+        *,
+        hops: int,
+    ):
+        self.shared = shared
+        self.budget = budget
+        self.start = start
+        self.rel_b = rel_b
+        self.target = target
+        self.hops = hops  # triples before the final (h, rel_b, target)
+        self.holders = [h for h in shared.holders(rel_b, target) if h != start]
+        self.holder_set = set(self.holders)
+        self.sigma = shared.sigma
+        self.expansions = 0
+        self.truncated = False
+        self.hubs = 0
+        self.paths: list[GraphPath] = []
+        self.fetched: dict[str, list[list]] = {}  # neighbour lists counted for this query
+        self.back = self._back_index()
+
+    def _back_index(self) -> dict[str, list[list]] | None:
+        """The meet-in-the-middle index of the last hop, when the holders are few enough."""
+        holders, budget, shared = self.holders, self.budget, self.shared
+        if self.hops < 2 or len(holders) > min(budget.max_holders, budget.max_expansions // 2):
             return None
-        if node != start:
-            degree = shared.degree(node)
-            if degree is not None and degree > budget.max_degree:
-                state["hubs"] += 1
-                return None
-        state["expansions"] += 1
-        out = shared.neighbours(node)
-        cache[node] = out
-        return out
-
-    back: dict[str, list[list]] | None = None
-    if hops >= 2 and len(holders) <= min(budget.max_holders, budget.max_expansions // 2):
         # every holder's neighbour list is read (and counted) once, endpoints never
         # skipped as hubs; the reverse index over them is shared by queries of the target
         for h in holders:
-            cache[h] = shared.neighbours(h)
-        state["expansions"] += len(holders)
+            self.fetched[h] = shared.neighbours(h)
+        self.expansions += len(holders)
         # with k = 3 only the start's neighbours are looked up in the index
-        wanted = {entry[1] for entry in shared.neighbours(start)} if hops == 2 else None
-        back = shared.back_index(holders, wanted)
+        wanted = {entry[1] for entry in shared.neighbours(self.start)} if self.hops == 2 else None
+        return shared.back_index(holders, wanted)
 
-    sigma = shared.sigma
-    paths: list[GraphPath] = []
+    def neighbours(self, node: str) -> list[list] | None:
+        """``node``'s neighbour list, or ``None`` when the budget is spent or it is a hub."""
+        found = self.fetched.get(node)
+        if found is not None:
+            return found
+        if self.expansions >= self.budget.max_expansions:
+            self.truncated = True
+            return None
+        if node != self.start:
+            degree = self.shared.degree(node)
+            if degree is not None and degree > self.budget.max_degree:
+                self.hubs += 1
+                return None
+        self.expansions += 1
+        found = self.fetched[node] = self.shared.neighbours(node)
+        return found
 
-    def record(steps: list[list], nodes: list[str], level: int) -> bool:
-        if min(sigma(entry) for entry in steps) != level:
+    def record(self, steps: list[list], nodes: list[str], level: int) -> bool:
+        """Add the path ``steps`` + the target triple; ``False`` when the budget is full."""
+        if min(self.sigma(entry) for entry in steps) != level:
             return True  # found in the pass of its own level
-        if len(paths) >= budget.max_paths:
-            state["truncated"] = True
+        if len(self.paths) >= self.budget.max_paths:
+            self.truncated = True
             return False
         h = nodes[-1]
-        triples = tuple(entry[0] for entry in steps) + (Edge(h, rel_b, target),)
+        triples = tuple(entry[0] for entry in steps) + (Edge(h, self.rel_b, self.target),)
         forward = tuple(entry[2] for entry in steps) + (True,)
-        paths.append(GraphPath(triples, (*nodes, target), forward))
+        self.paths.append(GraphPath(triples, (*nodes, self.target), forward))
         return True
 
-    def dfs(node: str, steps: list[list], nodes: list[str], level: int) -> bool:
+    def dfs(self, node: str, steps: list[list], nodes: list[str], level: int) -> bool:
+        """Depth-first from ``node`` along edges with σ ≥ ``level``; ``False`` to stop."""
         depth = len(steps)
-        if depth >= 1 and node in holder_set and not record(steps, nodes, level):
+        if depth >= 1 and node in self.holder_set and not self.record(steps, nodes, level):
             return False
-        if depth == hops:
+        if depth == self.hops:
             return True
-        if back is not None and hops - depth == 1:
-            for entry in back.get(node, ()):
+        sigma, target = self.sigma, self.target
+        if self.back is not None and self.hops - depth == 1:
+            for entry in self.back.get(node, ()):
                 h = entry[1]
                 if h in nodes or h == target or sigma(entry) < level:
                     continue
-                if not record([*steps, entry], [*nodes, h], level):
+                if not self.record([*steps, entry], [*nodes, h], level):
                     return False
             return True
-        nbrs = neighbours(node)
+        nbrs = self.neighbours(node)
         if nbrs is None:
             return True
         for entry in nbrs:
             other = entry[1]
             if other in nodes or other == target or sigma(entry) < level:
                 continue
-            if not dfs(other, [*steps, entry], [*nodes, other], level):
+            if not self.dfs(other, [*steps, entry], [*nodes, other], level):
                 return False
         return True
-
-    for level in (5, 4, 3, 2, 1):
-        if not dfs(start, [], [start], level):
-            break
-    keys = {t.as_tuple() for p in paths for t in p.triples}
-    sizes = {key: shared.class_size(key) for key in keys}
-    return Enumeration(
-        paths, len(holders), state["expansions"], state["truncated"], state["hubs"], sizes
-    )
 
 
 def _query_ids(query: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -547,17 +588,18 @@ def oracle_paths(
     -------
     OracleResult
     """
-    start, rel_b, target = _query_ids(query)
-    budget = budget or OracleBudget()
-    phrasing = phrasing if phrasing is not None else load_phrasing()
-    prepared = _prepare(kg, query, k, budget, phrasing, strong_threshold, GraphCache(kg))
-    texts = [p.text for p in prepared.best]
-    if texts and embedder is None:
-        from creagraph.core.embeddings import default_embedder
-
-        embedder = default_embedder()
-    vectors = np.asarray(embedder.encode(texts), dtype=np.float64) if texts else None
-    return _finish(prepared, vectors, gammas, mode)
+    (result,) = oracle_paths_many(
+        kg,
+        [query],
+        k=k,
+        budget=budget,
+        embedder=embedder,
+        gammas=gammas,
+        mode=mode,
+        strong_threshold=strong_threshold,
+        phrasing=phrasing,
+    )
+    return result
 
 
 def oracle_paths_many(
@@ -732,6 +774,80 @@ def _finish(
         source_path_found=source_found,
         extra={"skipped_hubs": found.skipped_hubs},
     )
+
+
+_QUERY_IDS = ("entity_a_id", "rel_b_id", "entity_b_id")
+
+
+def read_query_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The query records of a JSON Lines file (``creagraph queries generate``'s output),
+    each checked for the ids the oracle needs.
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and field of the first record without an id.
+    """
+    from creagraph.core.io import iter_jsonl
+
+    records = list(iter_jsonl(path))
+    for lineno, record in enumerate(records, start=1):
+        for name in _QUERY_IDS:
+            if not record.get(name):
+                raise InputError(f"{path}:{lineno}: field {name!r} is missing")
+    return records
+
+
+def write_oracle_records(
+    kg,
+    records: Sequence[Mapping[str, Any]],
+    out: str | os.PathLike[str],
+    *,
+    k: int = 3,
+    budget: OracleBudget | None = None,
+    mode: str = "paper",
+    list_paths: int = 20,
+    show_progress: bool = False,
+) -> list[dict[str, Any]]:
+    """What ``creagraph queries paths`` runs: :func:`oracle_paths_many` over ``records``,
+    one JSON Lines record per query written atomically to ``out`` (with the ``list_paths``
+    best paths listed, none when 0); returns the rows written."""
+    from creagraph.core.io import write_jsonl
+    from creagraph.core.progress import progress
+
+    results: Iterable[OracleResult] = oracle_paths_many(
+        kg, records, k=k, budget=budget, mode=mode
+    )
+    if show_progress:
+        results = progress(results, total=len(records), desc="oracle", unit=" queries")
+    rows = [
+        result.as_dict(include_paths=list_paths > 0, max_listed=list_paths)
+        for result in results
+    ]
+    write_jsonl(out, rows)
+    return rows
+
+
+def oracle_summary(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The lines ``creagraph queries paths`` prints about its oracle records (none for
+    no rows): median strong paths, queries without one, mean ceilings, truncations and
+    how many source paths were found."""
+    if not rows:
+        return []
+    strong = sorted(r["n_strong"] for r in rows)
+    found = [r["source_path_found"] for r in rows if r["source_path_found"] is not None]
+    ceil7 = sum(r["ceiling"]["0.7"] for r in rows) / len(rows)
+    ceil9 = sum(r["ceiling"]["0.9"] for r in rows) / len(rows)
+    lines = [
+        f"queries: {len(rows)}",
+        f"median strong paths: {strong[len(strong) // 2]}",
+        f"queries without a strong path: {sum(1 for s in strong if s == 0)}",
+        f"mean ceiling utility: γ=0.7 {ceil7:.3f}, γ=0.9 {ceil9:.3f}",
+        f"truncated by the budget: {sum(1 for r in rows if r['truncated'])}",
+    ]
+    if found:
+        lines.append(f"source path found: {sum(found)}/{len(found)}")
+    return lines
 
 
 def ceiling_fraction(model_utility: float, oracle: OracleResult, gamma: float = 0.7) -> float:

@@ -19,7 +19,6 @@ creagraph.core.io.InputError: judge must be kg, stored, llm or hybrid, not 'orac
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -127,14 +126,13 @@ class ScorerConfig:
 
     def _validate_llm(self, judge: str) -> None:
         """The LLM judge's endpoint, model and key variable are given (or in the environment)."""
-        base = self.llm_base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
-        model = self.llm_model or os.environ.get("CREAGRAPH_LLM_MODEL")
-        if not base or not model:
+        from creagraph.core.llm import llm_settings
+
+        settings = llm_settings(
+            self.llm_base_url, self.llm_model, api_key_env=self.llm_api_key_env or None
+        )
+        if not settings.base_url or not settings.model:
             raise InputError(
                 f"judge {judge!r} needs llm_base_url and llm_model (or "
-                "CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
-            )
-        if self.llm_api_key_env and not os.environ.get(self.llm_api_key_env):
-            raise InputError(
-                f"llm_api_key_env: environment variable {self.llm_api_key_env} is not set"
+                "CREAGRAPH_LLM_BASE_URL / OPENAI_BASE_URL and CREAGRAPH_LLM_MODEL)"
             )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -277,7 +276,8 @@ class LlmJudge:
     Parameters
     ----------
     base_url : str
-        e.g. ``http://localhost:8000/v1`` (``$CREAGRAPH_LLM_BASE_URL``).
+        e.g. ``http://localhost:8000/v1`` (``$CREAGRAPH_LLM_BASE_URL``, else
+        ``$OPENAI_BASE_URL``).
     model : str
         Model name sent in the request (``$CREAGRAPH_LLM_MODEL``).
     api_key : str, optional
@@ -300,26 +300,20 @@ class LlmJudge:
         retries: int = 3,
         backoff: float = 1.0,
     ):
-        from creagraph.core.llm import ChatClient
+        from creagraph.core.llm import ChatClient, llm_settings
 
-        base_url = base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL")
-        model = model or os.environ.get("CREAGRAPH_LLM_MODEL")
-        if not base_url or not model:
+        # one rule for every LLM option (creagraph.core.llm.llm_settings)
+        settings = llm_settings(base_url, model, api_key, api_key_env=api_key_env)
+        if not settings.base_url or not settings.model:
             raise InputError(
                 "the llm judge needs an OpenAI-compatible endpoint: llm_base_url and "
                 "llm_model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
             )
-        if api_key is None and api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise InputError(f"llm_api_key_env: environment variable {api_key_env} is not set")
-        self.model = model
+        self.model = settings.model
         self.client = ChatClient(
-            base_url,
-            model=model,
-            api_key=api_key
-            or os.environ.get("CREAGRAPH_LLM_API_KEY")
-            or os.environ.get("OPENAI_API_KEY"),
+            settings.base_url,
+            model=settings.model,
+            api_key=settings.api_key,
             timeout=timeout,
             retries=retries,
             backoff=backoff,

@@ -751,27 +751,13 @@ class OpenAIChatExtractor:
         timeout: float = 60.0,
         backoff: float = 1.0,
     ):
-        self.base_url = (
-            base_url or os.environ.get("CREAGRAPH_LLM_BASE_URL") or os.environ.get(
-                "OPENAI_BASE_URL")
+        # one rule for every LLM option (creagraph.core.llm.llm_settings)
+        self.client = ChatClient.from_env(
+            base_url, model, api_key, timeout=timeout, retries=max_retries, backoff=backoff
         )
-        self.model = model or os.environ.get("CREAGRAPH_LLM_MODEL")
-        self.api_key = (
-            api_key or os.environ.get("CREAGRAPH_LLM_API_KEY") or os.environ.get(
-                "OPENAI_API_KEY")
-        )
-        if not self.base_url:
-            raise ValueError("no LLM endpoint: pass base_url or set CREAGRAPH_LLM_BASE_URL")
-        if not self.model:
-            raise ValueError("no LLM model: pass model or set CREAGRAPH_LLM_MODEL")
-        self.client = ChatClient(
-            self.base_url,
-            model=self.model,
-            api_key=self.api_key,
-            timeout=timeout,
-            retries=max_retries,
-            backoff=backoff,
-        )
+        self.base_url = self.client.base_url
+        self.model = self.client.model
+        self.api_key = self.client.api_key
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """Send one chat request; return the first choice's message content."""

@@ -46,3 +46,48 @@ def test_chat_client_retries_and_sends_key():
         ChatClient("ftp://x", model="m")
     with pytest.raises(LLMError, match="giving up"):
         ChatClient("http://127.0.0.1:9/v1", model="m", retries=0).chat([])
+
+
+def test_one_configuration_rule_argument_then_creagraph_then_openai():
+    from creagraph.core.io import InputError
+    from creagraph.core.llm import llm_api_key, llm_settings
+
+    both = {
+        "CREAGRAPH_LLM_BASE_URL": "http://c/v1", "OPENAI_BASE_URL": "http://o/v1",
+        "CREAGRAPH_LLM_MODEL": "cm", "CREAGRAPH_LLM_API_KEY": "ck", "OPENAI_API_KEY": "ok",
+    }  # fmt: skip
+    assert llm_settings(environ=both) == llm_settings(None, None, None, environ=both)
+    got = llm_settings(environ=both)
+    assert (got.base_url, got.model, got.api_key) == ("http://c/v1", "cm", "ck")
+    got = llm_settings("http://x/v1", "xm", "xk", environ=both)
+    assert (got.base_url, got.model, got.api_key) == ("http://x/v1", "xm", "xk")
+    openai_only = {"OPENAI_BASE_URL": "http://o/v1", "OPENAI_API_KEY": "ok",
+                   "CREAGRAPH_LLM_MODEL": ""}
+    got = llm_settings(environ=openai_only)
+    assert (got.base_url, got.model, got.api_key) == ("http://o/v1", None, "ok")
+    assert llm_settings(environ={}) == llm_settings(environ={"OPENAI_BASE_URL": ""})
+    # a named key variable beats the defaults, and must be set
+    assert llm_api_key(api_key_env="MINE", environ={**both, "MINE": "mk"}) == "mk"
+    with pytest.raises(InputError, match="^--flag: environment variable MINE is not set$"):
+        llm_api_key(api_key_env="MINE", option="--flag", environ=both)
+    assert llm_api_key("xk", api_key_env="MINE", environ={}) == "xk"
+
+
+def test_client_from_env(monkeypatch):
+    from creagraph.core.io import InputError
+
+    for name in ("CREAGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL", "CREAGRAPH_LLM_MODEL",
+                 "CREAGRAPH_LLM_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(InputError, match="no LLM endpoint"):
+        ChatClient.from_env(model="m")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://o/v1")
+    with pytest.raises(InputError, match="no LLM model"):
+        ChatClient.from_env()
+    monkeypatch.setenv("CREAGRAPH_LLM_MODEL", "cm")
+    monkeypatch.setenv("OPENAI_API_KEY", "ok")
+    client = ChatClient.from_env(timeout=5.0)
+    assert (client.base_url, client.model, client.api_key) == ("http://o/v1", "cm", "ok")
+    assert client.url == "http://o/v1/chat/completions" and client.timeout == 5.0
+    client = ChatClient.from_env("http://x/v1/", "xm", retries=0)
+    assert (client.url, client.model, client.retries) == ("http://x/v1/chat/completions", "xm", 0)

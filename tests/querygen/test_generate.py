@@ -120,22 +120,9 @@ def test_cli_generate_is_byte_identical(store_dir, tmp_path, capsys):
     outs = []
     for name in ("a.jsonl", "b.jsonl"):
         out = tmp_path / name
-        code = main(
-            [
-                "queries",
-                "generate",
-                "--store",
-                str(store_dir),
-                "--n",
-                "1000",
-                "--seed",
-                "7",
-                "--out",
-                str(out),
-                "--report",
-                str(tmp_path / f"{name}.report.json"),
-            ]
-        )
+        report = tmp_path / f"{name}.report.json"
+        code = main(["queries", "generate", "--store", str(store_dir), "--n", "1000",
+                     "--seed", "7", "--out", str(out), "--report", str(report)])
         assert code == 0
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
@@ -153,40 +140,11 @@ def test_cli_generate_is_byte_identical(store_dir, tmp_path, capsys):
 
 def test_cli_rejects_bad_arguments(store_dir, tmp_path, capsys):
     out = tmp_path / "q.jsonl"
-    assert (
-        main(
-            [
-                "queries",
-                "generate",
-                "--store",
-                str(store_dir),
-                "--n",
-                "5",
-                "--out",
-                str(out),
-                "--relation",
-                "P999999",
-            ]
-        )
-        == 2
-    )
+    generate = ["queries", "generate", "--n", "5", "--out", str(out)]
+    assert main([*generate, "--store", str(store_dir), "--relation", "P999999"]) == 2
     assert "P999999" in capsys.readouterr().err
     assert not out.exists()
-    assert (
-        main(
-            [
-                "queries",
-                "generate",
-                "--store",
-                str(tmp_path / "nothing"),
-                "--n",
-                "5",
-                "--out",
-                str(out),
-            ]
-        )
-        == 2
-    )
+    assert main([*generate, "--store", str(tmp_path / "nothing")]) == 2
 
 
 def test_relation_subset_and_small_n(kg):

@@ -213,42 +213,12 @@ def test_oracle_ceiling_on_generated_queries(kg, generated, embedder):
 
 def test_cli_paths(store_dir, tmp_path, capsys, embedder):
     queries = tmp_path / "q.jsonl"
-    assert (
-        main(
-            [
-                "queries",
-                "generate",
-                "--store",
-                str(store_dir),
-                "--n",
-                "4",
-                "--seed",
-                "2",
-                "--out",
-                str(queries),
-            ]
-        )
-        == 0
-    )
+    store = ["--store", str(store_dir)]
+    generate = ["queries", "generate", *store, "--n", "4", "--seed", "2"]
+    assert main([*generate, "--out", str(queries)]) == 0
     out = tmp_path / "paths.jsonl"
-    assert (
-        main(
-            [
-                "queries",
-                "paths",
-                str(queries),
-                "--store",
-                str(store_dir),
-                "--out",
-                str(out),
-                "--k",
-                "2",
-                "--list-paths",
-                "3",
-            ]
-        )
-        == 0
-    )
+    args = ["queries", "paths", str(queries), *store, "--out", str(out), "--k", "2"]
+    assert main([*args, "--list-paths", "3"]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 4
     for row in rows:
@@ -258,7 +228,7 @@ def test_cli_paths(store_dir, tmp_path, capsys, embedder):
     assert "mean ceiling utility" in printed and "wrote 4 oracle records" in printed
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "x"}\n')
-    assert main(["queries", "paths", str(bad), "--store", str(store_dir), "--out", str(out)]) == 2
+    assert main(["queries", "paths", str(bad), *store, "--out", str(out)]) == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
 
 

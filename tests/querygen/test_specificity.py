@@ -22,6 +22,7 @@ from creagraph.querygen.generate import EmptySelectionError
 from creagraph.querygen.phrasing import describe_entity, label_problem, short_description
 from creagraph.querygen.sampling import TargetChecks, edge_rejection, select_categories
 from creagraph.querygen.specificity import (
+    CATEGORY_REASONS,
     category_rejection,
     size_bucket,
     target_type_rejection,
@@ -55,14 +56,7 @@ def test_generic_positions_are_rejected_and_offices_kept(kg):
     # positions held by thousands in Wikidata, whatever the slice counts
     for qid in ("Q484876", "Q121594", "Q121998", "Q140686", "Q1404101", "Q116", "Q39018"):
         assert qid in reasons, (qid, kg.label(qid))
-    assert set(reasons.values()) <= {
-        "generic_item",
-        "hub",
-        "used_as_occupation",
-        "generic_class",
-        "no_institution",
-        "bad_label",
-    }
+    assert set(reasons.values()) <= set(CATEGORY_REASONS)
     # offices of one institution stay: Vice President and Secretary of State of the US
     assert {"Q11699", "Q14213"} <= {c.entity for c in kept}
     for c in kept:
