@@ -28,7 +28,7 @@ from creagraph.core.lazy import lazy_exports
 #: (which loads ``creagraph.tig.cli``) does not pay for numpy, scipy or igraph.
 _EXPORTS: dict[str, str] = {
     "ResponseScore": "creagraph.tig.score",
-    "ScoreConfig": "creagraph.tig.score",
+    "ScoreConfig": "creagraph.tig.config",
     "ScoreRun": "creagraph.tig.score",
     "novelty_value": "creagraph.tig.score",
     "score_responses": "creagraph.tig.score",
@@ -55,7 +55,7 @@ _EXPORTS: dict[str, str] = {
     "RELATION_RULES": "creagraph.tig.schema",
     "Response": "creagraph.tig.schema",
     "TYPE_DESCRIPTIONS": "creagraph.tig.schema",
-    "TigConfig": "creagraph.tig.population",
+    "TigConfig": "creagraph.tig.config",
     "adjusted_rand_index": "creagraph.tig.evaluation",
     "anchor_text": "creagraph.tig.anchors",
     "anchors_for_population": "creagraph.tig.anchors",

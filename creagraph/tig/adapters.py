@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from creagraph.core.io import InputError
+from creagraph.tig.config import CoreIdea
 from creagraph.tig.io import check_unique_responses
 from creagraph.tig.schema import Response
 
@@ -53,7 +54,8 @@ NOVELTYBENCH_EVAL = Path("external") / "novelty-bench" / "website" / "eval"
 NOVELTYBENCH_PROMPTS = Path("external") / "novelty-bench" / "repo" / "data" / "curated.jsonl"
 AUT_FILE = Path("external") / "mctb-aut" / "responses" / "AUT_1.0_all_models_clean.json"
 
-CoreIdeaMode = Literal["first_sentence", "full"]
+#: The Core Idea modes (a :class:`~creagraph.tig.config.CoreIdea` or its string value).
+CoreIdeaMode = Literal["first_sentence", "full"] | CoreIdea
 
 
 def default_shared_dir() -> Path:

@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
+
+from creagraph.tig.config import ClusterMethod
 
 __all__ = [
     "ClusterMethod",
@@ -54,8 +55,7 @@ __all__ = [
     "weighted_components",
 ]
 
-ClusterMethod = Literal["auto", "leidenalg", "igraph", "components"]
-_METHODS = ("auto", "leidenalg", "igraph", "components")
+_METHODS = tuple(m.value for m in ClusterMethod)
 
 
 @dataclass(frozen=True)

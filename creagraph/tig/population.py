@@ -46,14 +46,13 @@ from creagraph.tig.canonical import (
     stem_key,
 )
 from creagraph.tig.cliche import (
-    DEFAULT_EPSILON,
-    DEFAULT_WEIGHTS,
     centrality_share,
     cliche_score,
     internal_convergence,
     model_coverage,
 )
 from creagraph.tig.cluster import cluster_nodes, resolve_method
+from creagraph.tig.config import TigConfig
 from creagraph.tig.graph import (
     EdgeList,
     concat_edges,
@@ -72,60 +71,6 @@ __all__ = [
     "build_population",
     "group_by_task",
 ]
-
-
-@dataclass(frozen=True)
-class TigConfig:
-    """Parameters of the population pipeline (defaults tuned for all-MiniLM-L6-v2).
-
-    Attributes
-    ----------
-    canonical_threshold : float
-        Cosine similarity for two forms to be one canonical atom (near-synonyms).
-    similarity_threshold : float
-        Cosine similarity for a same-type similarity edge (related ideas).
-    cluster_method : {"auto", "leidenalg", "igraph", "components"}
-        See :func:`creagraph.tig.cluster.cluster_nodes`.
-    resolution : float
-        Leiden modularity resolution.
-    hierarchical, max_levels, min_split_size
-        Hierarchical Leiden (see :func:`~creagraph.tig.cluster.cluster_nodes`).
-    min_component_weight : float
-        Edge cut of the connected-components method.
-    seed : int
-        Leiden seed.
-    centrality : {"pagerank", "degree"}
-        Node centrality behind the ClichéScore's centrality factor.
-    weights, epsilon
-        ClichéScore weights and smoothing (:func:`creagraph.tig.cliche.cliche_score`).
-    keep_embeddings : bool
-        Store label embeddings in the canonical records.
-    """
-
-    canonical_threshold: float = 0.8
-    similarity_threshold: float = 0.5
-    cluster_method: str = "auto"
-    resolution: float = 1.0
-    hierarchical: bool = False
-    max_levels: int = 2
-    min_split_size: int = 8
-    min_component_weight: float = 0.6
-    seed: int = 0
-    centrality: str = "pagerank"
-    weights: tuple[float, float, float] = DEFAULT_WEIGHTS
-    epsilon: float = DEFAULT_EPSILON
-    keep_embeddings: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0 < self.similarity_threshold <= self.canonical_threshold <= 1:
-            raise ValueError(
-                "need 0 < similarity_threshold <= canonical_threshold <= 1, got "
-                f"{self.similarity_threshold} and {self.canonical_threshold}"
-            )
-        if self.resolution <= 0:
-            raise ValueError("resolution must be positive")
-        if self.centrality not in ("pagerank", "degree"):
-            raise ValueError("centrality must be 'pagerank' or 'degree'")
 
 
 @dataclass

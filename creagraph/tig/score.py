@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from creagraph.core.progress import progress
+from creagraph.tig.config import ScoreConfig
 from creagraph.tig.population import AtomTable, Population, TigConfig, build_population
 from creagraph.tig.schema import ATOM_TYPES, Response
 
@@ -66,33 +67,6 @@ __all__ = [
     "score_responses",
     "write_scores",
 ]
-
-
-@dataclass(frozen=True)
-class ScoreConfig:
-    """Parameters of the response novelty score (see the module docstring).
-
-    Attributes
-    ----------
-    neighbour_share : float
-        ρ: the share of the reference population averaged as nearest neighbours.
-    cliche_weight : float
-        w in ``N = D · (1 − w·H)``; in [0, 1].
-    block : int
-        Query rows per nearest-neighbour block (memory: block × reference size floats).
-    """
-
-    neighbour_share: float = 0.15
-    cliche_weight: float = 0.1
-    block: int = 1024
-
-    def __post_init__(self) -> None:
-        if not 0 < self.neighbour_share <= 1:
-            raise ValueError(f"neighbour_share must lie in (0, 1], got {self.neighbour_share}")
-        if not 0 <= self.cliche_weight <= 1:
-            raise ValueError(f"cliche_weight must lie in [0, 1], got {self.cliche_weight}")
-        if self.block < 1:
-            raise ValueError("block must be positive")
 
 
 def novelty_value(distance: float | np.ndarray, cliche: float | np.ndarray,
