@@ -204,6 +204,13 @@ class Population:
     def n_responses(self) -> int:
         return len(self.response_ids)
 
+    def to_networkx(self) -> Any:
+        """This population's Typed Idea Graph as a ``networkx.MultiGraph``
+        (:func:`creagraph.tig.graph.to_networkx`)."""
+        from creagraph.tig.graph import to_networkx
+
+        return to_networkx(self)
+
     def cluster_atoms(self, cluster_index: int) -> list[tuple[str, str, str, str, int]]:
         """Provenance of every atom in a cluster, in canonical-node order."""
         nodes = np.flatnonzero(self.node_cluster == cluster_index)
