@@ -270,7 +270,7 @@ class _AtomEvidence:
 
 def _clusters_hit(population: Population, hit_clusters: Iterable[int]) -> list[dict[str, Any]]:
     """The clusters a response hit, most cliché first."""
-    clusters = []
+    clusters: list[dict[str, Any]] = []
     for k_cluster in hit_clusters:
         c = population.clusters[k_cluster]
         clusters.append({"cluster_id": c.id, "type": c.type, "summary": c.summary,
