@@ -50,6 +50,7 @@ from creagraph.tig import (  # noqa: E402
     noveltybench_partitions,
     response_labels,
 )
+from creagraph.tig.config import ClusterMethod  # noqa: E402
 
 CARRIERS = [
     "potted fern", "paper boat", "glass jar", "old lighthouse", "sleeping cat", "teacup",
@@ -217,7 +218,8 @@ def agreement(tables, populations, partitions: dict[str, int]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--method", default="auto",
+    parser.add_argument("--method", default=TigConfig().cluster_method,
+                        choices=[m.value for m in ClusterMethod],
                         help="cluster method: auto | leidenalg | igraph | components")
     parser.add_argument("--pairs-per-task", type=int, default=None,
                         help="L2MO on a spread of this many pairs per task (default all)")

@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
 from creagraph.core.io import InputError
+from creagraph.tig.config import CoreIdea
 from creagraph.tig.io import check_unique_responses
 from creagraph.tig.schema import Response
 
@@ -53,7 +54,8 @@ NOVELTYBENCH_EVAL = Path("external") / "novelty-bench" / "website" / "eval"
 NOVELTYBENCH_PROMPTS = Path("external") / "novelty-bench" / "repo" / "data" / "curated.jsonl"
 AUT_FILE = Path("external") / "mctb-aut" / "responses" / "AUT_1.0_all_models_clean.json"
 
-CoreIdeaMode = Literal["first_sentence", "full"]
+#: The Core Idea modes (a :class:`~creagraph.tig.config.CoreIdea` or its string value).
+CoreIdeaMode = Literal["first_sentence", "full"] | CoreIdea
 
 
 def default_shared_dir() -> Path:
@@ -155,6 +157,21 @@ def _noveltybench_categories(shared: Path) -> dict[str, str]:
     return categories
 
 
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict]]:
+    """``("path:line", row)`` of every non-blank line of a JSONL file."""
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if line.strip():
+                yield f"{path}:{lineno}", json.loads(line)
+
+
+def _noveltybench_idea(text: str, core_idea: CoreIdeaMode) -> str:
+    """The Core Idea of one generation (see the module docstring)."""
+    if core_idea == "first_sentence":
+        return first_content_sentence(text)
+    return _clip(text.strip(), 2000)
+
+
 def load_noveltybench_curated(
     shared_dir: str | os.PathLike[str] | None = None,
     *,
@@ -194,45 +211,30 @@ def load_noveltybench_curated(
     responses: list[Response] = []
     for path in noveltybench_score_files(shared):
         org = path.parent.parent.name
-        with path.open(encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                where = f"{path}:{lineno}"
-                try:
-                    task_id, model = str(row["id"]), str(row["model"])
-                    prompt, generations = row["prompt"], row["generations"]
-                    partition = row.get("partition") or [None] * len(generations)
-                except KeyError as exc:
-                    raise InputError(f"{where}: missing field {exc.args[0]!r}") from exc
-                if wanted_tasks is not None and task_id not in wanted_tasks:
-                    continue
-                if wanted_models is not None and model not in wanted_models:
-                    continue
-                for sample, text in enumerate(generations):
-                    text = text or ""
-                    idea = (
-                        first_content_sentence(text)
-                        if core_idea == "first_sentence"
-                        else _clip(text.strip(), 2000)
-                    )
-                    responses.append(
-                        Response(
-                            task_id=task_id,
-                            brief=prompt,
-                            model=model,
-                            sample=sample,
-                            core_idea=idea,
-                            visual_description=text,
-                            family=categories.get(task_id) or None,
-                            meta={
-                                "source": "noveltybench-curated",
-                                "org": org,
-                                "partition": partition[sample],
-                            },
-                        )
-                    )
+        for where, row in _jsonl_rows(path):
+            try:
+                task_id, model = str(row["id"]), str(row["model"])
+                prompt, generations = row["prompt"], row["generations"]
+                partition = row.get("partition") or [None] * len(generations)
+            except KeyError as exc:
+                raise InputError(f"{where}: missing field {exc.args[0]!r}") from exc
+            if wanted_tasks is not None and task_id not in wanted_tasks:
+                continue
+            if wanted_models is not None and model not in wanted_models:
+                continue
+            for sample, text in enumerate(generations):
+                text = text or ""
+                responses.append(Response(
+                    task_id=task_id,
+                    brief=prompt,
+                    model=model,
+                    sample=sample,
+                    core_idea=_noveltybench_idea(text, core_idea),
+                    visual_description=text,
+                    family=categories.get(task_id) or None,
+                    meta={"source": "noveltybench-curated", "org": org,
+                          "partition": partition[sample]},
+                ))
     responses.sort(key=lambda r: (r.task_id, r.model, r.sample))
     check_unique_responses(responses)
     return responses

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import Population
 from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
 
@@ -122,8 +123,8 @@ that common function into something unexpected?'
     )
 
 
-def select_cliche_clusters(population: Population, *, top_k: int = 5,
-                           min_models: int = 2) -> list[int]:
+def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,
+                           min_models: int = DEFAULT_MIN_MODELS) -> list[int]:
     """Indices of the ``top_k`` clusters by ClichéScore hit by at least ``min_models``
     models (ties broken by cluster id)."""
     if top_k < 0:
@@ -144,8 +145,8 @@ def _item_id(task_id: str, comparison: str, cluster_id: str) -> str:
 def anchors_for_population(
     population: Population,
     *,
-    top_k: int = 5,
-    min_models: int = 2,
+    top_k: int = DEFAULT_TOP_K,
+    min_models: int = DEFAULT_MIN_MODELS,
     concept: str | None = None,
     kind: str = "visual",
 ) -> list[ChecklistAnchor]:

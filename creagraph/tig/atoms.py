@@ -15,6 +15,11 @@ Core Idea (no invented atoms; an idea with fewer than three content words yields
   type prototypes of :data:`~creagraph.tig.schema.TYPE_PROTOTYPES` with the packaged
   all-MiniLM-L6-v2 (:func:`assign_types`), plus small cue bonuses from the words around it.
 
+This module holds the offline backend. What every backend shares (atom forms, the grounding
+check, the count bounds, the protocol) is in :mod:`creagraph.tig.atoms_base`; the LLM and
+pre-extracted backends are in :mod:`creagraph.tig.atoms_llm`. Every public name of both is
+re-exported here, so ``from creagraph.tig.atoms import …`` covers them all.
+
 References
 ----------
 SPEC §4.1. The chunker follows the classic stopword-delimited candidate phrases of RAKE
@@ -28,22 +33,32 @@ Examples
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from creagraph.core.io import InputError
-from creagraph.core.jsonish import loads_lenient
-from creagraph.core.llm import ChatClient
-from creagraph.core.text import normalize
+from creagraph.tig.atoms_base import (
+    _PICTOGRAPH,
+    _WORD,
+    MAX_ATOMS,
+    MIN_ATOMS,
+    AtomExtractor,
+    atom_form,
+    is_grounded,
+)
+from creagraph.tig.atoms_llm import (
+    OpenAIChatExtractor,
+    PreExtractedAtoms,
+    atoms_from_llm_reply,
+    build_extraction_messages,
+    parse_json_lenient,
+)
 from creagraph.tig.schema import (
     ATOM_TYPES,
     EXCLUDED_ASPECT_PROTOTYPES,
-    TYPE_DESCRIPTIONS,
     TYPE_PROTOTYPES,
     Atom,
     Response,
@@ -65,79 +80,6 @@ __all__ = [
     "atoms_from_llm_reply",
     "build_extraction_messages",
 ]
-
-MIN_ATOMS = 3
-MAX_ATOMS = 7
-
-
-@runtime_checkable
-class AtomExtractor(Protocol):
-    """Turns responses into typed atoms taken from their Core Ideas."""
-
-    name: str
-
-    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        """One list of atoms per response, in the same order."""
-        ...
-
-
-# --------------------------------------------------------------------------- text helpers
-
-#: pictographic symbols: an emoji is a legitimate one-token idea ("Pick an emoji")
-_PICTOGRAPHS = "\u2190-\u21FF\u2300-\u23FF\u2600-\u27BF\u2B00-\u2BFF\U0001F000-\U0001FAFF"
-_EDGE_PUNCT = re.compile(
-    f"^(?:[^\\w{_PICTOGRAPHS}]|_)+|(?:[^\\w{_PICTOGRAPHS}]|_)+$", re.UNICODE
-)
-_PICTOGRAPH = re.compile(f"[{_PICTOGRAPHS}]")
-_WORD = re.compile(f"[^\\W_](?:[\\w'’-]*[^\\W_])?|[{_PICTOGRAPHS}]", re.UNICODE)
-
-
-def atom_form(text: str) -> str:
-    """The normalised form of an atom: :func:`~creagraph.core.text.normalize` minus edge
-    punctuation. Atoms with the same form are the same atom.
-
-    Examples
-    --------
-    >>> atom_form("  “Stained GLASS”, ")
-    'stained glass'
-    """
-    return _EDGE_PUNCT.sub("", normalize(text).replace("’", "'"))
-
-
-def _word_stem(word: str) -> str:
-    word = word.replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _content_words(text: str) -> list[str]:
-    return [_word_stem(w) for w in _WORD.findall(normalize(text))]
-
-
-def is_grounded(atom_text: str, idea: str) -> bool:
-    """True when every word of ``atom_text`` occurs in ``idea`` (case, accents and plural
-    endings ignored), so the atom is not invented.
-
-    Examples
-    --------
-    >>> is_grounded("leaves", "A single leaf falls")
-    False
-    >>> is_grounded("Glass jars", "a glass jar of fireflies")
-    True
-    """
-    words = _content_words(atom_text)
-    if not words:
-        return False
-    vocabulary = set(_content_words(idea))
-    return all(w in vocabulary for w in words)
-
 
 # --------------------------------------------------------------------------- chunking
 
@@ -310,69 +252,9 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     [('fox', None), ('seen from above', 'perspective'), ('sleeping', None), ('snow', 'setting')]
     """
     taken = [False] * len(idea)
-    phrases: list[Phrase] = []
-    for match in _PERSPECTIVE_PATTERN.finditer(idea):
-        phrases.append(Phrase(match.group(0), match.start(), match.end(), "perspective"))
-        for i in range(match.start(), match.end()):
-            taken[i] = True
-
+    phrases = _perspective_phrases(idea, taken)
     tokens = [m for m in _WORD.finditer(idea) if not taken[m.start()]]
-    runs: list[list[re.Match[str]]] = []
-    run_cues: list[str | None] = []
-    current: list[re.Match[str]] = []
-    pending_cue: str | None = None
-    joined = False  # the last token of ``current`` is a joiner ("of", "into")
-    previous_end = 0
-
-    def close() -> None:
-        nonlocal current, joined, pending_cue
-        if joined:
-            current.pop()  # a joiner not followed by content is dropped
-        if current:
-            runs.append(current)
-            run_cues.append(pending_cue)
-            pending_cue = None
-        current = []
-        joined = False
-
-    for token in tokens:
-        gap = idea[previous_end : token.start()]
-        if _BOUNDARY.search(gap) or any(taken[previous_end : token.start()]):
-            close()
-            pending_cue = None
-        previous_end = token.end()
-        word = token.group(0).casefold().replace("’", "'")
-        if _PICTOGRAPH.fullmatch(word):
-            close()  # an emoji is a phrase of its own
-            current = [token]
-            close()
-        elif word in _PURPOSE_CUE_WORDS:
-            close()
-            pending_cue = "purpose"
-        elif word in _STOPWORDS or word in _FILLER_WORDS:
-            if word in _FILLER_WORDS:
-                close()
-                continue
-            if current and not joined and word in _JOINERS and len(current) < _MAX_PHRASE_WORDS:
-                current.append(token)
-                joined = True
-                continue
-            close()
-            if word in _SETTING_CUES:
-                pending_cue = "setting"
-        elif word in _POSTURE_VERBS:
-            close()
-            current.append(token)
-        else:
-            if len(current) >= _MAX_PHRASE_WORDS or (
-                current and not joined and word.startswith(_MECHANISM_STEMS)
-                and not word.endswith(_NOUN_ENDINGS)
-            ):
-                close()
-            current.append(token)
-            joined = False
-    close()
-
+    runs, run_cues = _content_runs(idea, tokens, taken)
     for run, cue in zip(runs, run_cues, strict=True):
         start, end = run[0].start(), run[-1].end()
         words = [m.group(0).casefold() for m in run]
@@ -387,6 +269,89 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     if len(linking) < len(phrases):
         phrases = [p for p in phrases if p not in linking]
     return phrases
+
+
+def _perspective_phrases(idea: str, taken: list[bool]) -> list[Phrase]:
+    """The perspective expressions of ``idea``, whole; marks their characters ``taken``."""
+    phrases: list[Phrase] = []
+    for match in _PERSPECTIVE_PATTERN.finditer(idea):
+        phrases.append(Phrase(match.group(0), match.start(), match.end(), "perspective"))
+        for i in range(match.start(), match.end()):
+            taken[i] = True
+    return phrases
+
+
+class _Runs:
+    """The runs of content words :func:`chunk_phrases` collects, token by token, with the
+    cue type announced before each run."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[re.Match[str]]] = []
+        self.cues: list[str | None] = []
+        self.current: list[re.Match[str]] = []
+        self.pending_cue: str | None = None
+        self.joined = False  # the last token of ``current`` is a joiner ("of", "into")
+
+    def close(self) -> None:
+        """End the current run (a joiner not followed by content is dropped)."""
+        if self.joined:
+            self.current.pop()
+        if self.current:
+            self.runs.append(self.current)
+            self.cues.append(self.pending_cue)
+            self.pending_cue = None
+        self.current = []
+        self.joined = False
+
+    def add(self, token: re.Match[str]) -> None:
+        """Extend, end or start a run with one word token."""
+        word = token.group(0).casefold().replace("’", "'")
+        if _PICTOGRAPH.fullmatch(word):
+            self.close()  # an emoji is a phrase of its own
+            self.current = [token]
+            self.close()
+        elif word in _PURPOSE_CUE_WORDS:
+            self.close()
+            self.pending_cue = "purpose"
+        elif word in _FILLER_WORDS:
+            self.close()
+        elif word in _STOPWORDS:
+            if (self.current and not self.joined and word in _JOINERS
+                    and len(self.current) < _MAX_PHRASE_WORDS):
+                self.current.append(token)
+                self.joined = True
+                return
+            self.close()
+            if word in _SETTING_CUES:
+                self.pending_cue = "setting"
+        elif word in _POSTURE_VERBS:
+            self.close()
+            self.current.append(token)
+        else:
+            if len(self.current) >= _MAX_PHRASE_WORDS or (
+                self.current and not self.joined and word.startswith(_MECHANISM_STEMS)
+                and not word.endswith(_NOUN_ENDINGS)
+            ):
+                self.close()
+            self.current.append(token)
+            self.joined = False
+
+
+def _content_runs(
+    idea: str, tokens: Sequence[re.Match[str]], taken: Sequence[bool]
+) -> tuple[list[list[re.Match[str]]], list[str | None]]:
+    """Runs of content-word tokens between stopwords and punctuation, and each run's cue."""
+    runs = _Runs()
+    previous_end = 0
+    for token in tokens:
+        gap = idea[previous_end : token.start()]
+        if _BOUNDARY.search(gap) or any(taken[previous_end : token.start()]):
+            runs.close()
+            runs.pending_cue = None
+        previous_end = token.end()
+        runs.add(token)
+    runs.close()
+    return runs.runs, runs.cues
 
 
 def _unique_phrases(phrases: list[Phrase]) -> list[Phrase]:
@@ -580,195 +545,3 @@ class OfflineExtractor:
         return result
 
 
-# --------------------------------------------------------------------------- pre-extracted
-
-
-class PreExtractedAtoms:
-    """Atoms given in advance, looked up by response id.
-
-    Parameters
-    ----------
-    atoms : mapping response_id → list of Atom, or a path to an atoms file
-        (see :func:`creagraph.tig.io.read_atoms`).
-    require_grounded : bool
-        Raise when an atom's words do not all occur in its Core Idea (default True).
-    missing : {"error", "empty"}
-        What to do for a response absent from ``atoms``.
-
-    Examples
-    --------
-    >>> r = Response("t", "b", "m", 0, "A glass whale swallowing the moon.")
-    >>> ex = PreExtractedAtoms({r.response_id: [Atom("carrier", "glass whale")]})
-    >>> ex.extract([r])[0][0].text
-    'glass whale'
-    """
-
-    name = "json"
-
-    def __init__(
-        self,
-        atoms: Mapping[str, Sequence[Atom]] | str | os.PathLike[str],
-        *,
-        require_grounded: bool = True,
-        missing: str = "error",
-    ):
-        if isinstance(atoms, str | os.PathLike):
-            from creagraph.tig.io import read_atoms
-
-            self.source = str(atoms)
-            atoms = read_atoms(atoms)
-        else:
-            self.source = "<mapping>"
-        if missing not in ("error", "empty"):
-            raise ValueError("missing must be 'error' or 'empty'")
-        self.atoms = {key: list(value) for key, value in atoms.items()}
-        self.require_grounded = require_grounded
-        self.missing = missing
-
-    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        result: list[list[Atom]] = []
-        for response in responses:
-            found = self.atoms.get(response.response_id)
-            if found is None:
-                if self.missing == "error":
-                    raise InputError(
-                        f"{self.source}: no atoms for response {response.response_id!r}"
-                    )
-                found = []
-            if self.require_grounded:
-                for atom in found:
-                    if not is_grounded(atom.text, response.core_idea):
-                        raise InputError(
-                            f"{self.source}: atom {atom.text!r} of response "
-                            f"{response.response_id!r} does not occur in its core_idea"
-                        )
-            unique: dict[tuple[str, str], Atom] = {}
-            for atom in found:
-                unique.setdefault((atom.type, atom_form(atom.text)), atom)
-            result.append(list(unique.values()))
-        return result
-
-
-# --------------------------------------------------------------------------- LLM backend
-
-def parse_json_lenient(reply: str) -> Any:
-    """Parse JSON from an LLM reply with the package's one lenient reader
-    (:func:`creagraph.core.jsonish.loads_lenient`): ``<think>…</think>``, fences, prose
-    around the JSON, comments, trailing commas, typographic quotes, truncation.
-
-    Raises
-    ------
-    ValueError
-        When no JSON value can be recovered (message quotes the start of the reply).
-
-    Examples
-    --------
-    >>> parse_json_lenient('Sure!\\n```json\\n{"atoms": [{"type": "motif", "text": "x"},]}\\n```')
-    {'atoms': [{'type': 'motif', 'text': 'x'}]}
-    """
-    return loads_lenient(reply)
-
-
-def atoms_from_llm_reply(reply: str, idea: str) -> list[Atom]:
-    """Atoms from an LLM reply: lenient JSON, valid types only, grounded in ``idea``,
-    unique by (type, form), at most seven (in the order given).
-
-    Accepts ``{"atoms": [...]}``, a bare list, or ``{type: [texts]}``.
-
-    Examples
-    --------
-    >>> atoms_from_llm_reply('{"atoms":[{"type":"carrier","text":"kite"},'
-    ...                      '{"type":"motif","text":"dragon"}]}', "A kite of letters")
-    [Atom(type='carrier', text='kite')]
-    """
-    data = parse_json_lenient(reply)
-    items: list[tuple[Any, Any]] = []
-    if isinstance(data, dict) and isinstance(data.get("atoms"), list):
-        data = data["atoms"]
-    if isinstance(data, list):
-        for item in data:
-            if isinstance(item, dict):
-                items.append((item.get("type"), item.get("text")))
-    elif isinstance(data, dict):
-        for kind, texts in data.items():
-            for text in texts if isinstance(texts, list) else [texts]:
-                items.append((kind, text))
-    atoms: dict[tuple[str, str], Atom] = {}
-    for kind, text in items:
-        if not isinstance(kind, str) or not isinstance(text, str):
-            continue
-        kind = kind.strip().casefold()
-        text = text.strip()
-        if kind in ATOM_TYPES and text and is_grounded(text, idea):
-            atoms.setdefault((kind, atom_form(text)), Atom(kind, text))
-    return list(atoms.values())[:MAX_ATOMS]
-
-
-def build_extraction_messages(response: Response) -> list[dict[str, str]]:
-    """The chat messages asking an LLM for the typed atoms of one Core Idea."""
-    types = "\n".join(f"- {kind}: {TYPE_DESCRIPTIONS[kind]}" for kind in ATOM_TYPES)
-    system = (
-        "You extract typed idea atoms from a short visual concept. Atom types:\n"
-        f"{types}\n"
-        f"Return {MIN_ATOMS} to {MAX_ATOMS} atoms. Copy each atom's text verbatim from the "
-        "Core Idea (a short phrase, no paraphrase, no invented words). Do not extract "
-        "lighting, colour, texture or composition unless central to the idea. Reply with "
-        'JSON only: {"atoms": [{"type": "<type>", "text": "<phrase>"}]}'
-    )
-    user = f"Brief: {response.brief}\nCore Idea: {response.core_idea}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
-class OpenAIChatExtractor:
-    """Atoms from an LLM behind an OpenAI-compatible chat-completions endpoint.
-
-    Parameters
-    ----------
-    base_url, model, api_key : str, optional
-        Endpoint (e.g. ``http://localhost:8000/v1``), model name and key. Defaults from
-        ``CREAGRAPH_LLM_BASE_URL`` / ``OPENAI_BASE_URL``, ``CREAGRAPH_LLM_MODEL`` and
-        ``CREAGRAPH_LLM_API_KEY`` / ``OPENAI_API_KEY``.
-    max_retries : int
-        Retries with exponential backoff on HTTP 429/5xx and connection errors.
-    timeout : float
-        Seconds per request.
-
-    Raises
-    ------
-    ValueError
-        At construction, when no endpoint or model is configured.
-    """
-
-    name = "llm"
-
-    def __init__(
-        self,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key: str | None = None,
-        *,
-        max_retries: int = 3,
-        timeout: float = 60.0,
-        backoff: float = 1.0,
-    ):
-        # one rule for every LLM option (creagraph.core.llm.llm_settings)
-        self.client = ChatClient.from_env(
-            base_url, model, api_key, timeout=timeout, retries=max_retries, backoff=backoff
-        )
-        self.base_url = self.client.base_url
-        self.model = self.client.model
-        self.api_key = self.client.api_key
-
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """Send one chat request; return the first choice's message content."""
-        return self.client.chat(messages, max_tokens=400)
-
-    def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        result: list[list[Atom]] = []
-        for response in responses:
-            reply = self.complete(build_extraction_messages(response))
-            try:
-                result.append(atoms_from_llm_reply(reply, response.core_idea))
-            except ValueError:
-                result.append([])
-        return result

@@ -52,7 +52,7 @@ def stem_key(form: str) -> str:
     >>> stem_key("butterflies") == stem_key("butterfly")
     True
     """
-    from creagraph.tig.atoms import _word_stem
+    from creagraph.tig.atoms_base import _word_stem
 
     words = normalize_loose(form.replace("'s ", " ").replace("'s", "")).split()
     return " ".join(_word_stem(w) for w in words)

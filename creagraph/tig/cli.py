@@ -17,10 +17,27 @@ Heavy libraries (sentence-transformers, igraph, leidenalg) load inside the comma
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+
+from creagraph.tig.config import (
+    DEFAULT_MIN_MODELS,
+    DEFAULT_TOP_K,
+    Centrality,
+    ClusterMethod,
+    CoreIdea,
+    ExtractorKind,
+    GraphFormat,
+    ScoreConfig,
+    Source,
+    TigConfig,
+)
 
 app = typer.Typer(
     help="Ekphrasis novelty anchors from Typed Idea Graphs.",
@@ -28,24 +45,185 @@ app = typer.Typer(
     add_completion=False,
 )
 
-_SOURCES = ("jsonl", "noveltybench", "aut")
-_EXTRACTORS = ("offline", "json", "llm")
+#: The library defaults every option below shows (no default is written twice).
+_TIG = TigConfig()
+_SCORE = ScoreConfig()
 
 
-def _load(responses: Path | None, source: str, shared_dir: Path | None, tasks: str | None,
-          limit_tasks: int | None, core_idea: str) -> list[Any]:
+# shared options -----------------------------------------------------------------------
+ResponsesArg = Annotated[
+    Path | None,
+    typer.Argument(help="Responses JSONL (task_id, brief, model, sample, core_idea, "
+                   "visual_description)."),
+]
+SourceOpt = Annotated[Source, typer.Option("--source", help="jsonl | noveltybench | aut")]
+SharedOpt = Annotated[
+    Path | None, typer.Option("--shared-dir", help="Shared data folder (default ../shared).")
+]
+TasksOpt = Annotated[str | None, typer.Option("--tasks", help="Comma-separated task ids to keep.")]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit-tasks", help="Keep only the first N tasks (sorted).")
+]
+CoreOpt = Annotated[
+    CoreIdea, typer.Option("--core-idea", help="NoveltyBench Core Idea: first_sentence | full.")
+]
+ExtractorOpt = Annotated[ExtractorKind, typer.Option("--extractor", help="offline | json | llm")]
+AtomsOpt = Annotated[
+    Path | None, typer.Option("--atoms", help="Pre-extracted atoms file (--extractor json).")
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--llm-base-url",
+                 help="OpenAI-compatible endpoint (env CREAGRAPH_LLM_BASE_URL)."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--llm-model", help="LLM model name (env CREAGRAPH_LLM_MODEL)."),
+]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--llm-api-key", hidden=True,
+                 help="Deprecated (keys leak into shell history): --llm-api-key-env."),
+]
+KeyEnvOpt = Annotated[
+    str | None,
+    typer.Option("--llm-api-key-env",
+                 help="Name of the environment variable holding the API key "
+                 "(default: CREAGRAPH_LLM_API_KEY)."),
+]
+MethodOpt = Annotated[
+    ClusterMethod, typer.Option("--method", help="auto | leidenalg | igraph | components")
+]
+ResolutionOpt = Annotated[
+    float, typer.Option("--resolution", help="Leiden modularity resolution.")
+]
+HierOpt = Annotated[bool, typer.Option("--hierarchical", help="Re-cluster large clusters.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Leiden seed.")]
+CanonOpt = Annotated[
+    float, typer.Option("--canonical-threshold", help="Similarity for synonyms.")
+]
+SimOpt = Annotated[
+    float, typer.Option("--similarity-threshold", help="Similarity for graph edges.")
+]
+CentralityOpt = Annotated[Centrality, typer.Option("--centrality", help="pagerank | degree")]
+PairOpt = Annotated[
+    list[str] | None,
+    typer.Option("--pair", help="A,B (repeatable); default: all pairs."),
+]
+ConceptOpt = Annotated[
+    str | None,
+    typer.Option("--concept", help="Concept named in the questions (default: read from each "
+                 "brief); atoms restating it are left out."),
+]
+
+
+def _shared_options(
+    source: SourceOpt = Source.jsonl,
+    shared_dir: SharedOpt = None,
+    tasks: TasksOpt = None,
+    limit_tasks: LimitOpt = None,
+    core_idea: CoreOpt = CoreIdea.first_sentence,
+    extractor: ExtractorOpt = ExtractorKind.offline,
+    atoms: AtomsOpt = None,
+    llm_base_url: BaseUrlOpt = None,
+    llm_model: ModelOpt = None,
+    llm_api_key: KeyOpt = None,
+    llm_api_key_env: KeyEnvOpt = None,
+    method: MethodOpt = ClusterMethod(_TIG.cluster_method),
+    resolution: ResolutionOpt = _TIG.resolution,
+    hierarchical: HierOpt = _TIG.hierarchical,
+    seed: SeedOpt = _TIG.seed,
+    canonical_threshold: CanonOpt = _TIG.canonical_threshold,
+    similarity_threshold: SimOpt = _TIG.similarity_threshold,
+    centrality: CentralityOpt = Centrality(_TIG.centrality),
+) -> None:
+    """The options every population command takes, declared once (see :func:`_shared`)."""
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """The values of :func:`_shared_options` for one command run."""
+
+    source: Source
+    shared_dir: Path | None
+    tasks: str | None
+    limit_tasks: int | None
+    core_idea: CoreIdea
+    extractor: ExtractorKind
+    atoms: Path | None
+    llm_base_url: str | None
+    llm_model: str | None
+    llm_api_key: str | None
+    llm_api_key_env: str | None
+    method: ClusterMethod
+    resolution: float
+    hierarchical: bool
+    seed: int
+    canonical_threshold: float
+    similarity_threshold: float
+    centrality: Centrality
+
+    def load(self, responses: Path | None) -> list[Any]:
+        """The population: ``responses`` or the ``--source`` adapter, then ``--tasks`` and
+        ``--limit-tasks``."""
+        return _load(responses, self.source, self.shared_dir, self.tasks, self.limit_tasks,
+                     self.core_idea)
+
+    def make_extractor(self) -> Any:
+        """The ``--extractor`` backend."""
+        return _extractor(self.extractor, self.atoms, self.llm_base_url, self.llm_model,
+                          _key(self.llm_api_key, self.llm_api_key_env))
+
+    def config(self) -> TigConfig:
+        """The pipeline parameters these options set (the others keep their defaults)."""
+        return TigConfig(
+            canonical_threshold=self.canonical_threshold,
+            similarity_threshold=self.similarity_threshold,
+            cluster_method=self.method.value,
+            resolution=self.resolution,
+            hierarchical=self.hierarchical,
+            seed=self.seed,
+            centrality=self.centrality.value,
+        )
+
+
+_SHARED_PARAMS = list(inspect.signature(_shared_options, eval_str=True).parameters.values())
+
+
+def _shared(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` the options of :func:`_shared_options` after its own.
+
+    ``command`` declares a last parameter ``shared: _Shared``; typer sees instead each
+    shared option (one declaration for the four population commands), and the command
+    receives their values gathered in one :class:`_Shared`.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "shared"]
+    names = [p.name for p in _SHARED_PARAMS]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        shared = _Shared(**{name: kwargs.pop(name) for name in names})
+        command(**kwargs, shared=shared)
+
+    params = own + _SHARED_PARAMS
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return wrapper
+
+
+def _load(responses: Path | None, source: Source, shared_dir: Path | None, tasks: str | None,
+          limit_tasks: int | None, core_idea: CoreIdea) -> list[Any]:
     from creagraph.core.io import InputError
     from creagraph.tig.adapters import load_aut_population, load_noveltybench_curated
     from creagraph.tig.io import read_responses
 
-    if source not in _SOURCES:
-        raise InputError(f"--source must be one of {', '.join(_SOURCES)}")
-    if source == "jsonl":
+    if source == Source.jsonl:
         if responses is None:
             raise InputError("give a responses JSONL file (or --source noveltybench|aut)")
         population = read_responses(responses)
-    elif source == "noveltybench":
-        population = load_noveltybench_curated(shared_dir, core_idea=core_idea)  # type: ignore[arg-type]
+    elif source == Source.noveltybench:
+        population = load_noveltybench_curated(shared_dir, core_idea=core_idea.value)
     else:
         population = load_aut_population(shared_dir)
     wanted = {t.strip() for t in tasks.split(",") if t.strip()} if tasks else None
@@ -73,35 +251,18 @@ def _key(key: str | None, env: str | None) -> str | None:
     return api_key_from_env(env) if env else None
 
 
-def _extractor(name: str, atoms: Path | None, base_url: str | None, model: str | None,
-               api_key: str | None) -> Any:
+def _extractor(name: ExtractorKind, atoms: Path | None, base_url: str | None,
+               model: str | None, api_key: str | None) -> Any:
     from creagraph.core.io import InputError
     from creagraph.tig.atoms import OfflineExtractor, OpenAIChatExtractor, PreExtractedAtoms
 
-    if name not in _EXTRACTORS:
-        raise InputError(f"--extractor must be one of {', '.join(_EXTRACTORS)}")
-    if name == "json":
+    if name == ExtractorKind.json:
         if atoms is None:
             raise InputError("--extractor json needs --atoms FILE")
         return PreExtractedAtoms(atoms)
-    if name == "llm":
+    if name == ExtractorKind.llm:
         return OpenAIChatExtractor(base_url, model, api_key)
     return OfflineExtractor()
-
-
-def _config(method: str, resolution: float, hierarchical: bool, seed: int,
-            canonical_threshold: float, similarity_threshold: float, centrality: str) -> Any:
-    from creagraph.tig.population import TigConfig
-
-    return TigConfig(
-        canonical_threshold=canonical_threshold,
-        similarity_threshold=similarity_threshold,
-        cluster_method=method,
-        resolution=resolution,
-        hierarchical=hierarchical,
-        seed=seed,
-        centrality=centrality,
-    )
 
 
 def _warn(message: str) -> None:
@@ -140,75 +301,26 @@ def _pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
     return pairs
 
 
-# shared options -----------------------------------------------------------------------
-ResponsesArg = typer.Argument(None, help="Responses JSONL (task_id, brief, model, sample, "
-                              "core_idea, visual_description).")
-SourceOpt = typer.Option("jsonl", "--source", help="jsonl | noveltybench | aut")
-SharedOpt = typer.Option(None, "--shared-dir", help="Shared data folder (default ../shared).")
-TasksOpt = typer.Option(None, "--tasks", help="Comma-separated task ids to keep.")
-LimitOpt = typer.Option(None, "--limit-tasks", help="Keep only the first N tasks (sorted).")
-CoreOpt = typer.Option("first_sentence", "--core-idea",
-                       help="NoveltyBench Core Idea: first_sentence | full.")
-ExtractorOpt = typer.Option("offline", "--extractor", help="offline | json | llm")
-AtomsOpt = typer.Option(None, "--atoms", help="Pre-extracted atoms file (--extractor json).")
-BaseUrlOpt = typer.Option(None, "--llm-base-url", help="OpenAI-compatible endpoint "
-                          "(env CREAGRAPH_LLM_BASE_URL).")
-ModelOpt = typer.Option(None, "--llm-model", help="LLM model name (env CREAGRAPH_LLM_MODEL).")
-KeyOpt = typer.Option(None, "--llm-api-key", hidden=True,
-                      help="Deprecated (keys leak into shell history): --llm-api-key-env.")
-KeyEnvOpt = typer.Option(None, "--llm-api-key-env",
-                         help="Name of the environment variable holding the API key "
-                         "(default: CREAGRAPH_LLM_API_KEY).")
-MethodOpt = typer.Option("auto", "--method", help="auto | leidenalg | igraph | components")
-ResolutionOpt = typer.Option(1.0, "--resolution", help="Leiden modularity resolution.")
-HierOpt = typer.Option(False, "--hierarchical", help="Re-cluster large clusters.")
-SeedOpt = typer.Option(0, "--seed", help="Leiden seed.")
-CanonOpt = typer.Option(0.8, "--canonical-threshold", help="Similarity for synonyms.")
-SimOpt = typer.Option(0.5, "--similarity-threshold", help="Similarity for graph edges.")
-CentralityOpt = typer.Option("pagerank", "--centrality", help="pagerank | degree")
+def _tables(shared: _Shared, population: list[Any], concept: str | None = None,
+            concept_option: bool = False) -> dict[str, Any]:
+    """The population's atom tables (``concept`` added to every task's brief when the
+    command has a ``--concept`` option)."""
+    from creagraph.tig.population import build_atom_tables
 
-
-@app.command("build")
-def build(
-    responses: Path = ResponsesArg,
-    out: Path = typer.Option(..., "--out", help="Output folder."),
-    graph_format: str = typer.Option("graphml", "--graph-format", help="graphml | json | both"),
-    source: str = SourceOpt,
-    shared_dir: Path = SharedOpt,
-    tasks: str = TasksOpt,
-    limit_tasks: int = LimitOpt,
-    core_idea: str = CoreOpt,
-    extractor: str = ExtractorOpt,
-    atoms: Path = AtomsOpt,
-    llm_base_url: str = BaseUrlOpt,
-    llm_model: str = ModelOpt,
-    llm_api_key: str = KeyOpt,
-    llm_api_key_env: str = KeyEnvOpt,
-    method: str = MethodOpt,
-    resolution: float = ResolutionOpt,
-    hierarchical: bool = HierOpt,
-    seed: int = SeedOpt,
-    canonical_threshold: float = CanonOpt,
-    similarity_threshold: float = SimOpt,
-    centrality: str = CentralityOpt,
-) -> None:
-    """Extract atoms, canonicalise them and write each task's Typed Idea Graph."""
-    from creagraph.core.io import InputError, write_jsonl
-    from creagraph.core.progress import progress
-    from creagraph.tig.graph import write_graph_json, write_graphml
-    from creagraph.tig.io import write_atoms
-    from creagraph.tig.population import build_atom_tables, build_population
-
-    if graph_format not in ("graphml", "json", "both"):
-        raise InputError("--graph-format must be graphml, json or both")
-    population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
-    config = _config(method, resolution, hierarchical, seed, canonical_threshold,
-                     similarity_threshold, centrality)
-    tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model,
-                   _key(llm_api_key, llm_api_key_env))
+    extractor = shared.make_extractor()
+    if not concept_option:
+        return build_atom_tables(population, extractor)
+    return build_atom_tables(
+        population, extractor,
+        concepts=_concepts(concept, {r.task_id: None for r in population}),
     )
-    out.mkdir(parents=True, exist_ok=True)
+
+
+# build --------------------------------------------------------------------------------
+def _write_table_atoms(path: Path, tables: dict[str, Any]) -> tuple[int, int]:
+    """Every table's atoms (typed by their form, flagged when restating the brief) as one
+    atoms file; returns ``(responses, atoms)`` written."""
+    from creagraph.tig.io import write_atoms
     from creagraph.tig.schema import ATOM_TYPES, Atom
 
     all_responses, all_atoms, all_flags = [], [], []
@@ -222,7 +334,17 @@ def build(
         all_responses.extend(table.responses)
         all_atoms.extend(per_response)
         all_flags.extend(flags)
-    write_atoms(out / "atoms.jsonl", all_responses, all_atoms, all_flags)
+    write_atoms(path, all_responses, all_atoms, all_flags)
+    return len(all_responses), sum(len(a) for a in all_atoms)
+
+
+def _write_graphs(out: Path, tables: dict[str, Any], config: TigConfig,
+                  graph_format: GraphFormat) -> list[dict[str, Any]]:
+    """Each task's Typed Idea Graph in ``out/graphs``; returns the canonical atom rows."""
+    from creagraph.core.progress import progress
+    from creagraph.tig.graph import write_graph_json, write_graphml
+    from creagraph.tig.population import build_population
+
     canonical_rows: list[dict[str, Any]] = []
     (out / "graphs").mkdir(exist_ok=True)
     for task_id, table in progress(tables.items(), total=len(tables), desc="graphs",
@@ -230,71 +352,85 @@ def build(
         pop = build_population(table, None, config)
         canonical_rows.extend(c.to_dict() for c in pop.canonical)
         stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in task_id)
-        if graph_format in ("graphml", "both"):
+        if graph_format in (GraphFormat.graphml, GraphFormat.both):
             write_graphml(pop, out / "graphs" / f"{stem}.graphml")
-        if graph_format in ("json", "both"):
+        if graph_format in (GraphFormat.json, GraphFormat.both):
             write_graph_json(pop, out / "graphs" / f"{stem}.json")
+    return canonical_rows
+
+
+@app.command("build")
+@_shared
+def build(
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")],
+    responses: ResponsesArg = None,
+    graph_format: Annotated[
+        GraphFormat, typer.Option("--graph-format", help="graphml | json | both")
+    ] = GraphFormat.graphml,
+    *,
+    shared: _Shared,
+) -> None:
+    """Extract atoms, canonicalise them and write each task's Typed Idea Graph."""
+    from creagraph.core.io import write_jsonl
+
+    population = shared.load(responses)
+    config = shared.config()
+    tables = _tables(shared, population)
+    out.mkdir(parents=True, exist_ok=True)
+    n_responses, n_atoms = _write_table_atoms(out / "atoms.jsonl", tables)
+    canonical_rows = _write_graphs(out, tables, config, graph_format)
     write_jsonl(out / "canonical.jsonl", canonical_rows)
     typer.echo(
-        f"{len(all_responses)} responses, {sum(len(a) for a in all_atoms)} atoms, "
+        f"{n_responses} responses, {n_atoms} atoms, "
         f"{len(canonical_rows)} canonical atoms, {len(tables)} graphs → {out}"
     )
 
 
+# clusters -----------------------------------------------------------------------------
+def _comparison_populations(table: Any, pairs: list[tuple[str, str]] | None,
+                            config: TigConfig) -> list[Any]:
+    """The whole population of ``table``, or its L2MO reference population of each pair
+    whose two models answered (warning about a task that has none or too few models)."""
+    from creagraph.tig.l2mo import l2mo_population
+    from creagraph.tig.population import build_population
+
+    if pairs is None:
+        return [build_population(table, None, config)]
+    usable = [p for p in pairs if p[0] in table.models and p[1] in table.models]
+    if not usable:
+        _warn(f"task {table.task_id!r} skipped: no --pair has both models in it")
+    elif len(table.models) < 3:
+        _warn(f"task {table.task_id!r} skipped: {len(table.models)} model(s) answered; "
+              "leaving two models out needs at least 3")
+        usable = []
+    return [l2mo_population(table, p, config) for p in usable]
+
+
 @app.command("clusters")
+@_shared
 def clusters(
-    responses: Path = ResponsesArg,
-    out: Path = typer.Option(..., "--out", help="Clusters JSONL."),
-    pair: list[str] = typer.Option(None, "--pair", help="A,B: the L2MO reference population "
-                                   "of this pair instead of the whole population."),
-    source: str = SourceOpt,
-    shared_dir: Path = SharedOpt,
-    tasks: str = TasksOpt,
-    limit_tasks: int = LimitOpt,
-    core_idea: str = CoreOpt,
-    extractor: str = ExtractorOpt,
-    atoms: Path = AtomsOpt,
-    llm_base_url: str = BaseUrlOpt,
-    llm_model: str = ModelOpt,
-    llm_api_key: str = KeyOpt,
-    llm_api_key_env: str = KeyEnvOpt,
-    method: str = MethodOpt,
-    resolution: float = ResolutionOpt,
-    hierarchical: bool = HierOpt,
-    seed: int = SeedOpt,
-    canonical_threshold: float = CanonOpt,
-    similarity_threshold: float = SimOpt,
-    centrality: str = CentralityOpt,
+    out: Annotated[Path, typer.Option("--out", help="Clusters JSONL.")],
+    responses: ResponsesArg = None,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option("--pair", help="A,B: the L2MO reference population of this pair "
+                     "instead of the whole population."),
+    ] = None,
+    *,
+    shared: _Shared,
 ) -> None:
     """Per-type clusters with ClichéScore, coverage, centrality and convergence."""
     from creagraph.core.io import write_jsonl
     from creagraph.core.progress import progress
-    from creagraph.tig.l2mo import l2mo_population
-    from creagraph.tig.population import build_atom_tables, build_population
 
-    population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
-    config = _config(method, resolution, hierarchical, seed, canonical_threshold,
-                     similarity_threshold, centrality)
-    tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model,
-                   _key(llm_api_key, llm_api_key_env))
-    )
+    population = shared.load(responses)
+    config = shared.config()
+    tables = _tables(shared, population)
     pairs = _pairs(pair)
     _check_pairs(pairs, tables)
     rows: list[dict[str, Any]] = []
     for table in progress(tables.values(), total=len(tables), desc="clusters", unit="task"):
-        if pairs is None:
-            populations = [build_population(table, None, config)]
-        else:
-            usable = [p for p in pairs if p[0] in table.models and p[1] in table.models]
-            if not usable:
-                _warn(f"task {table.task_id!r} skipped: no --pair has both models in it")
-            elif len(table.models) < 3:
-                _warn(f"task {table.task_id!r} skipped: {len(table.models)} model(s) answered; "
-                      "leaving two models out needs at least 3")
-                usable = []
-            populations = [l2mo_population(table, p, config) for p in usable]
-        for pop in populations:
+        for pop in _comparison_populations(table, pairs, config):
             for cluster in sorted(pop.clusters, key=lambda c: (-c.cliche_score, c.id)):
                 row = cluster.to_dict()
                 row["comparison_key"] = pop.comparison_key
@@ -306,57 +442,11 @@ def clusters(
     typer.echo(f"{len(rows)} clusters over {len(tables)} task(s) → {out}")
 
 
-@app.command("anchors")
-def anchors(
-    responses: Path = ResponsesArg,
-    out: Path = typer.Option(..., "--out", help="Anchors JSONL."),
-    pair: list[str] = typer.Option(None, "--pair", help="A,B (repeatable); default: all pairs."),
-    whole_population: bool = typer.Option(False, "--whole-population",
-                                          help="Anchors from all models (no L2MO)."),
-    top_k: int = typer.Option(5, "--top-k", help="Anchors per comparison."),
-    min_models: int = typer.Option(2, "--min-models", help="Models a cliché must span."),
-    concept: str = typer.Option(None, "--concept", help="Concept named in the "
-                                 "questions (default: read from each brief); atoms "
-                                 "restating it are left out."),
-    jobs: int = typer.Option(1, "--jobs", help="Worker processes for L2MO."),
-    source: str = SourceOpt,
-    shared_dir: Path = SharedOpt,
-    tasks: str = TasksOpt,
-    limit_tasks: int = LimitOpt,
-    core_idea: str = CoreOpt,
-    extractor: str = ExtractorOpt,
-    atoms: Path = AtomsOpt,
-    llm_base_url: str = BaseUrlOpt,
-    llm_model: str = ModelOpt,
-    llm_api_key: str = KeyOpt,
-    llm_api_key_env: str = KeyEnvOpt,
-    method: str = MethodOpt,
-    resolution: float = ResolutionOpt,
-    hierarchical: bool = HierOpt,
-    seed: int = SeedOpt,
-    canonical_threshold: float = CanonOpt,
-    similarity_threshold: float = SimOpt,
-    centrality: str = CentralityOpt,
-) -> None:
-    """Checklist anchors, leave-two-models-out per model pair (or whole population)."""
+# anchors ------------------------------------------------------------------------------
+def _check_min_models(min_models: int, tables: dict[str, Any], whole_population: bool) -> None:
+    """``--min-models`` must fit in the populations the anchors come from."""
     from creagraph.core.io import InputError
-    from creagraph.tig.anchors import anchors_for_population, write_anchors
-    from creagraph.tig.brief import brief_concept, task_kind
-    from creagraph.tig.l2mo import l2mo_results
-    from creagraph.tig.population import build_atom_tables, build_population
 
-    if min_models < 1:
-        raise InputError("--min-models must be at least 1")
-    population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
-    config = _config(method, resolution, hierarchical, seed, canonical_threshold,
-                     similarity_threshold, centrality)
-    pairs = _pairs(pair)
-    tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model,
-                               _key(llm_api_key, llm_api_key_env)),
-        concepts=_concepts(concept, {r.task_id: None for r in population}),
-    )
-    _check_pairs(pairs, tables)
     most = max((len(t.models) for t in tables.values()), default=0)
     available = most if whole_population else most - 2
     if min_models > available:
@@ -365,26 +455,85 @@ def anchors(
             f"{'population' if whole_population else 'leave-two-models-out reference'} "
             f"can hold here ({max(available, 0)}: the largest task has {most} models)"
         )
+
+
+def _whole_population_anchors(tables: dict[str, Any], config: TigConfig, top_k: int,
+                              min_models: int, concept: str | None) -> list[Any]:
+    """Anchors from every task's whole population (one comparison per task)."""
+    from creagraph.tig.anchors import anchors_for_population
+    from creagraph.tig.brief import brief_concept, task_kind
+    from creagraph.tig.population import build_population
+
+    found: list[Any] = []
+    for table in tables.values():
+        first = table.responses[0]
+        found.extend(anchors_for_population(
+            build_population(table, None, config), top_k=top_k, min_models=min_models,
+            concept=brief_concept(first.brief, concept),
+            kind=task_kind(first.brief, first.family)))
+    return found
+
+
+def _l2mo_anchors(tables: dict[str, Any], config: TigConfig, pairs: Any, top_k: int,
+                  min_models: int, concept: str | None, jobs: int,
+                  skipped: dict[str, str]) -> tuple[list[Any], int, dict[str, int]]:
+    """Leave-two-models-out anchors: ``(anchors, comparisons, count of each note)``;
+    skipped tasks are recorded in ``skipped``."""
+    from creagraph.tig.l2mo import l2mo_results
+
     found: list[Any] = []
     comparisons = 0
+    notes: dict[str, int] = {}
+    for result in l2mo_results(tables, config, pairs=pairs, top_k=top_k,
+                               min_models=min_models, concepts=_concepts(concept, tables),
+                               n_jobs=jobs, skipped=skipped):
+        found.extend(result.anchors)
+        comparisons += 1
+        if result.note:
+            notes[result.note] = notes.get(result.note, 0) + 1
+    return found, comparisons, notes
+
+
+@app.command("anchors")
+@_shared
+def anchors(
+    out: Annotated[Path, typer.Option("--out", help="Anchors JSONL.")],
+    responses: ResponsesArg = None,
+    pair: PairOpt = None,
+    whole_population: Annotated[
+        bool, typer.Option("--whole-population", help="Anchors from all models (no L2MO).")
+    ] = False,
+    top_k: Annotated[int, typer.Option("--top-k", help="Anchors per comparison.")]
+    = DEFAULT_TOP_K,
+    min_models: Annotated[
+        int, typer.Option("--min-models", help="Models a cliché must span.")
+    ] = DEFAULT_MIN_MODELS,
+    concept: ConceptOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", help="Worker processes for L2MO.")] = 1,
+    *,
+    shared: _Shared,
+) -> None:
+    """Checklist anchors, leave-two-models-out per model pair (or whole population)."""
+    from creagraph.core.io import InputError
+    from creagraph.tig.anchors import write_anchors
+
+    if min_models < 1:
+        raise InputError("--min-models must be at least 1")
+    population = shared.load(responses)
+    population_config = shared.config()
+    pairs = _pairs(pair)
+    tables = _tables(shared, population, concept, concept_option=True)
+    _check_pairs(pairs, tables)
+    _check_min_models(min_models, tables, whole_population)
     skipped: dict[str, str] = {}
     notes: dict[str, int] = {}
     if whole_population:
-        for table in tables.values():
-            first = table.responses[0]
-            found.extend(anchors_for_population(
-                build_population(table, None, config), top_k=top_k, min_models=min_models,
-                concept=brief_concept(first.brief, concept),
-                kind=task_kind(first.brief, first.family)))
-            comparisons += 1
+        found = _whole_population_anchors(tables, population_config, top_k, min_models,
+                                          concept)
+        comparisons = len(tables)
     else:
-        for result in l2mo_results(tables, config, pairs=pairs, top_k=top_k,
-                                   min_models=min_models, concepts=_concepts(concept, tables),
-                                   n_jobs=jobs, skipped=skipped):
-            found.extend(result.anchors)
-            comparisons += 1
-            if result.note:
-                notes[result.note] = notes.get(result.note, 0) + 1
+        found, comparisons, notes = _l2mo_anchors(tables, population_config, pairs, top_k,
+                                                  min_models, concept, jobs, skipped)
     for task_id, reason in sorted(skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for note, count in sorted(notes.items()):
@@ -397,52 +546,36 @@ def anchors(
                + (f", {len(skipped)} task(s) skipped" if skipped else "") + f" → {out}")
 
 
+# score --------------------------------------------------------------------------------
 @app.command("score")
+@_shared
 def score(
-    responses: Path = ResponsesArg,
-    out: Path = typer.Option(..., "--out", help="Scores JSONL (one line per response)."),
-    concept: str = typer.Option(None, "--concept", help="Concept added to each brief's own."),
-    neighbour_share: float = typer.Option(0.15, "--neighbour-share",
-                                          help="Share of the reference population used as "
-                                          "nearest neighbours."),
-    cliche_weight: float = typer.Option(0.1, "--cliche-weight",
-                                        help="w in novelty = D·(1 − w·H)."),
-    source: str = SourceOpt,
-    shared_dir: Path = SharedOpt,
-    tasks: str = TasksOpt,
-    limit_tasks: int = LimitOpt,
-    core_idea: str = CoreOpt,
-    extractor: str = ExtractorOpt,
-    atoms: Path = AtomsOpt,
-    llm_base_url: str = BaseUrlOpt,
-    llm_model: str = ModelOpt,
-    llm_api_key: str = KeyOpt,
-    llm_api_key_env: str = KeyEnvOpt,
-    method: str = MethodOpt,
-    resolution: float = ResolutionOpt,
-    hierarchical: bool = HierOpt,
-    seed: int = SeedOpt,
-    canonical_threshold: float = CanonOpt,
-    similarity_threshold: float = SimOpt,
-    centrality: str = CentralityOpt,
+    out: Annotated[Path, typer.Option("--out", help="Scores JSONL (one line per response).")],
+    responses: ResponsesArg = None,
+    concept: Annotated[
+        str | None, typer.Option("--concept", help="Concept added to each brief's own.")
+    ] = None,
+    neighbour_share: Annotated[
+        float, typer.Option("--neighbour-share", help="Share of the reference population "
+                            "used as nearest neighbours.")
+    ] = _SCORE.neighbour_share,
+    cliche_weight: Annotated[
+        float, typer.Option("--cliche-weight", help="w in novelty = D·(1 − w·H).")
+    ] = _SCORE.cliche_weight,
+    *,
+    shared: _Shared,
 ) -> None:
     """Novelty of every response against the other models' responses (SPEC §4.10)."""
     from creagraph.core.io import InputError
-    from creagraph.tig.population import build_atom_tables
-    from creagraph.tig.score import ScoreConfig, score_tables, write_scores
+    from creagraph.tig.score import score_tables, write_scores
 
     try:
         score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
-    population = _load(responses, source, shared_dir, tasks, limit_tasks, core_idea)
-    config = _config(method, resolution, hierarchical, seed, canonical_threshold,
-                     similarity_threshold, centrality)
-    tables = build_atom_tables(
-        population, _extractor(extractor, atoms, llm_base_url, llm_model,
-                               _key(llm_api_key, llm_api_key_env)),
-        concepts=_concepts(concept, {r.task_id: None for r in population}),
-    )
+    population = shared.load(responses)
+    config = shared.config()
+    tables = _tables(shared, population, concept, concept_option=True)
     run = score_tables(tables, None, config, score_config)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")

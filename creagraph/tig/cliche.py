@@ -40,6 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from creagraph.tig.config import DEFAULT_EPSILON, DEFAULT_WEIGHTS
+
 __all__ = [
     "DEFAULT_WEIGHTS",
     "DEFAULT_EPSILON",
@@ -49,8 +51,6 @@ __all__ = [
     "internal_convergence",
 ]
 
-DEFAULT_WEIGHTS: tuple[float, float, float] = (0.5, 0.25, 0.25)
-DEFAULT_EPSILON = 0.05
 
 
 def cliche_score(

@@ -40,10 +40,12 @@ Examples
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
+
+from creagraph.tig.config import ClusterMethod
 
 __all__ = [
     "ClusterMethod",
@@ -54,8 +56,7 @@ __all__ = [
     "weighted_components",
 ]
 
-ClusterMethod = Literal["auto", "leidenalg", "igraph", "components"]
-_METHODS = ("auto", "leidenalg", "igraph", "components")
+_METHODS = tuple(m.value for m in ClusterMethod)
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,23 @@ def cluster_nodes(
     >>> c.membership.tolist()
     [0, 0, 0, 1, 1, 1]
     """
+    edges, weights = _checked_graph(n, edges, weights)
+    used = resolve_method(method)
+    top = _flat(n, edges, weights, used, resolution, seed, min_component_weight)
+    paths: list[tuple[int, ...]] = [(int(c),) for c in top]
+    if hierarchical and max_levels > 1 and used != "components":
+        for level in range(1, max_levels):
+            if not _split_level(paths, level, edges, weights, used,
+                                resolution * level_resolution_factor**level, seed,
+                                min_split_size, min_component_weight):
+                break
+    membership, leaf_paths = _leaves(paths)
+    return Clustering(membership=membership, paths=leaf_paths, method=used)
+
+
+def _checked_graph(n: int, edges: np.ndarray, weights: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``edges`` as int (m, 2) and ``weights`` as float (m,), checked against ``n``."""
     if n < 0:
         raise ValueError("n must be non-negative")
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
@@ -239,38 +257,43 @@ def cluster_nodes(
         raise ValueError("edge endpoints must lie in 0..n-1")
     if np.any(weights <= 0):
         raise ValueError("edge weights must be positive")
-    used = resolve_method(method)
-    top = _flat(n, edges, weights, used, resolution, seed, min_component_weight)
-    paths: list[tuple[int, ...]] = [(int(c),) for c in top]
-    if hierarchical and max_levels > 1 and used != "components":
-        for _level in range(1, max_levels):
-            groups: dict[tuple[int, ...], list[int]] = {}
-            for node, path in enumerate(paths):
-                groups.setdefault(path, []).append(node)
-            changed = False
-            for path, nodes in groups.items():
-                if len(nodes) < min_split_size or len(path) < _level:
-                    continue
-                local = {node: k for k, node in enumerate(nodes)}
-                mask = np.array([a in local and b in local for a, b in edges.tolist()],
-                                dtype=bool)
-                sub_edges = np.array(
-                    [[local[a], local[b]] for a, b in edges[mask].tolist()], dtype=np.int64
-                ).reshape(-1, 2)
-                sub = _flat(len(nodes), sub_edges, weights[mask], used,
-                            resolution * level_resolution_factor**_level, seed,
-                            min_component_weight)
-                if sub.max() == 0:
-                    continue  # not split: the cluster stays a leaf
-                changed = True
-                for node, label in zip(nodes, sub.tolist(), strict=True):
-                    paths[node] = path + (int(label),)
-            if not changed:
-                break
+    return edges, weights
+
+
+def _split_level(paths: list[tuple[int, ...]], level: int, edges: np.ndarray,
+                 weights: np.ndarray, method: str, resolution: float, seed: int,
+                 min_split_size: int, min_component_weight: float) -> bool:
+    """Re-cluster every cluster of depth ``level`` with at least ``min_split_size`` nodes
+    on its induced subgraph, extending the ``paths`` of its nodes when it splits; True
+    when any cluster split."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for node, path in enumerate(paths):
+        groups.setdefault(path, []).append(node)
+    changed = False
+    for path, nodes in groups.items():
+        if len(nodes) < min_split_size or len(path) < level:
+            continue
+        local = {node: k for k, node in enumerate(nodes)}
+        mask = np.array([a in local and b in local for a, b in edges.tolist()], dtype=bool)
+        sub_edges = np.array(
+            [[local[a], local[b]] for a, b in edges[mask].tolist()], dtype=np.int64
+        ).reshape(-1, 2)
+        sub = _flat(len(nodes), sub_edges, weights[mask], method, resolution, seed,
+                    min_component_weight)
+        if sub.max() == 0:
+            continue  # not split: the cluster stays a leaf
+        changed = True
+        for node, label in zip(nodes, sub.tolist(), strict=True):
+            paths[node] = path + (int(label),)
+    return changed
+
+
+def _leaves(paths: Sequence[tuple[int, ...]]) -> tuple[np.ndarray, tuple[tuple[int, ...], ...]]:
+    """Leaf index of every node (leaves numbered by first node) and each leaf's path."""
     leaf_index: dict[tuple[int, ...], int] = {}
     membership = np.array([leaf_index.setdefault(p, len(leaf_index)) for p in paths],
                           dtype=np.int64)
     leaf_paths: list[tuple[int, ...]] = [()] * len(leaf_index)
     for path, leaf in leaf_index.items():
         leaf_paths[leaf] = path
-    return Clustering(membership=membership, paths=tuple(leaf_paths), method=used)
+    return membership, tuple(leaf_paths)

@@ -17,7 +17,8 @@ Nodes are canonical atoms. Three kinds of edges, each an :class:`EdgeList` row:
 Edges come out sorted by (kind, source, target, relation), so equal populations give equal
 graphs. :func:`to_igraph` builds an undirected igraph multigraph (edge attributes ``kind``,
 ``relation``, ``weight``, ``source``), exported with :func:`write_graphml` or
-:func:`graph_to_json` (a node-link document).
+:func:`graph_to_json` (a node-link document); :func:`to_networkx` gives users the same
+graph as a ``networkx.MultiGraph`` keyed by canonical atom id.
 
 References
 ----------
@@ -47,6 +48,7 @@ from creagraph.tig.schema import ATOM_TYPES, RELATION_RULES
 
 if TYPE_CHECKING:
     import igraph
+    import networkx
 
     from creagraph.tig.population import Population
 
@@ -59,6 +61,7 @@ __all__ = [
     "relation_edges",
     "concat_edges",
     "to_igraph",
+    "to_networkx",
     "node_centrality",
     "write_graphml",
     "graph_to_json",
@@ -245,6 +248,53 @@ def to_igraph(population: Population) -> igraph.Graph:
         graph.es["source"] = [nodes[s].id for s in edges.source.tolist()]
     graph["task_id"] = population.task_id
     graph["comparison_key"] = population.comparison_key
+    return graph
+
+
+def to_networkx(population: Population) -> networkx.MultiGraph:
+    """The Typed Idea Graph as an undirected ``networkx.MultiGraph`` (SPEC §4.3).
+
+    Nodes are canonical atom ids with attributes ``type``, ``label``, ``aliases`` (tuple),
+    ``count``, ``n_models`` and ``cluster`` (the leaf cluster id); edges carry ``kind``
+    (also the edge key, so a pair has at most one edge of each kind), ``relation`` and
+    ``weight``; the graph carries ``task_id``, ``comparison_key`` and ``models``. The same
+    nodes and edges as :func:`to_igraph`, for networkx's algorithms and writers.
+
+    Examples
+    --------
+    >>> from creagraph.tig.population import build_atom_table, build_population
+    >>> from creagraph.tig.schema import Atom, Response
+    >>> rs = [Response("t", "Make calm visible.", m, 0, "A fern in a jar") for m in "ab"]
+    >>> atoms = [[Atom("carrier", "fern"), Atom("setting", "jar")]] * 2
+    >>> vectors = {"fern": np.array([1.0, 0.0]), "jar": np.array([0.0, 1.0])}
+    >>> population = build_population(build_atom_table("t", rs, atoms, vectors))
+    >>> g = to_networkx(population)
+    >>> sorted((d["type"], d["label"], d["count"]) for _, d in g.nodes(data=True))
+    [('carrier', 'fern', 2), ('setting', 'jar', 2)]
+    >>> [(key, d["weight"]) for _, _, key, d in g.edges(keys=True, data=True)]
+    [('cooccurrence', 2.0)]
+    """
+    import networkx
+
+    graph = networkx.MultiGraph(task_id=population.task_id,
+                                comparison_key=population.comparison_key,
+                                models=tuple(population.models))
+    nodes = population.canonical
+    for node, cluster_index in zip(nodes, population.node_cluster.tolist(), strict=True):
+        graph.add_node(
+            node.id,
+            type=node.type,
+            label=node.label,
+            aliases=tuple(node.aliases),
+            count=node.count,
+            n_models=len({p[2] for p in node.provenance}),
+            cluster=population.clusters[cluster_index].id,
+        )
+    edges = population.edges
+    for k, s, t, r, w in zip(edges.kind.tolist(), edges.source.tolist(), edges.target.tolist(),
+                             edges.relation.tolist(), edges.weight.tolist(), strict=True):
+        graph.add_edge(nodes[s].id, nodes[t].id, key=EDGE_KINDS[k], kind=EDGE_KINDS[k],
+                       relation=RELATION_NAMES[r], weight=float(w))
     return graph
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from creagraph.core.progress import progress
 from creagraph.tig.anchors import anchors_for_population
 from creagraph.tig.atoms import AtomExtractor
+from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import (
     AtomTable,
     Population,
@@ -177,8 +178,8 @@ def l2mo_results(
     config: TigConfig | None = None,
     *,
     pairs: Sequence[tuple[str, str]] | None = None,
-    top_k: int = 5,
-    min_models: int = 2,
+    top_k: int = DEFAULT_TOP_K,
+    min_models: int = DEFAULT_MIN_MODELS,
     concepts: dict[str, str] | None = None,
     n_jobs: int = 1,
     show_progress: bool = True,

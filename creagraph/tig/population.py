@@ -46,14 +46,13 @@ from creagraph.tig.canonical import (
     stem_key,
 )
 from creagraph.tig.cliche import (
-    DEFAULT_EPSILON,
-    DEFAULT_WEIGHTS,
     centrality_share,
     cliche_score,
     internal_convergence,
     model_coverage,
 )
 from creagraph.tig.cluster import cluster_nodes, resolve_method
+from creagraph.tig.config import TigConfig
 from creagraph.tig.graph import (
     EdgeList,
     concat_edges,
@@ -72,60 +71,6 @@ __all__ = [
     "build_population",
     "group_by_task",
 ]
-
-
-@dataclass(frozen=True)
-class TigConfig:
-    """Parameters of the population pipeline (defaults tuned for all-MiniLM-L6-v2).
-
-    Attributes
-    ----------
-    canonical_threshold : float
-        Cosine similarity for two forms to be one canonical atom (near-synonyms).
-    similarity_threshold : float
-        Cosine similarity for a same-type similarity edge (related ideas).
-    cluster_method : {"auto", "leidenalg", "igraph", "components"}
-        See :func:`creagraph.tig.cluster.cluster_nodes`.
-    resolution : float
-        Leiden modularity resolution.
-    hierarchical, max_levels, min_split_size
-        Hierarchical Leiden (see :func:`~creagraph.tig.cluster.cluster_nodes`).
-    min_component_weight : float
-        Edge cut of the connected-components method.
-    seed : int
-        Leiden seed.
-    centrality : {"pagerank", "degree"}
-        Node centrality behind the ClichéScore's centrality factor.
-    weights, epsilon
-        ClichéScore weights and smoothing (:func:`creagraph.tig.cliche.cliche_score`).
-    keep_embeddings : bool
-        Store label embeddings in the canonical records.
-    """
-
-    canonical_threshold: float = 0.8
-    similarity_threshold: float = 0.5
-    cluster_method: str = "auto"
-    resolution: float = 1.0
-    hierarchical: bool = False
-    max_levels: int = 2
-    min_split_size: int = 8
-    min_component_weight: float = 0.6
-    seed: int = 0
-    centrality: str = "pagerank"
-    weights: tuple[float, float, float] = DEFAULT_WEIGHTS
-    epsilon: float = DEFAULT_EPSILON
-    keep_embeddings: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0 < self.similarity_threshold <= self.canonical_threshold <= 1:
-            raise ValueError(
-                "need 0 < similarity_threshold <= canonical_threshold <= 1, got "
-                f"{self.similarity_threshold} and {self.canonical_threshold}"
-            )
-        if self.resolution <= 0:
-            raise ValueError("resolution must be positive")
-        if self.centrality not in ("pagerank", "degree"):
-            raise ValueError("centrality must be 'pagerank' or 'degree'")
 
 
 @dataclass
@@ -258,6 +203,13 @@ class Population:
     @property
     def n_responses(self) -> int:
         return len(self.response_ids)
+
+    def to_networkx(self) -> Any:
+        """This population's Typed Idea Graph as a ``networkx.MultiGraph``
+        (:func:`creagraph.tig.graph.to_networkx`)."""
+        from creagraph.tig.graph import to_networkx
+
+        return to_networkx(self)
 
     def cluster_atoms(self, cluster_index: int) -> list[tuple[str, str, str, str, int]]:
         """Provenance of every atom in a cluster, in canonical-node order."""
@@ -428,36 +380,32 @@ def _cluster_id(atom_type: str, member_ids: Sequence[str]) -> str:
     return f"{atom_type}-{digest[:10]}"
 
 
-def build_population(
-    table: AtomTable,
-    models: Iterable[str] | None = None,
-    config: TigConfig | None = None,
-    *,
-    comparison_key: str = "",
-) -> Population:
-    """Canonical atoms, Typed Idea Graph, clusters and ClichéScores of a population.
+@dataclass
+class _Selection:
+    """The included models' atoms of a table (what :func:`build_population` keeps)."""
 
-    Parameters
-    ----------
-    table : AtomTable
-        The task's atoms.
-    models : iterable of str, optional
-        Models whose responses (all samples) form the population; default all of them.
-    config : TigConfig, optional
-        Pipeline parameters.
-    comparison_key : str
-        Recorded on the result (``"a||b"`` for an L2MO reference population).
+    included: list[str]
+    keep_model: np.ndarray
+    keep_response: np.ndarray
+    response_local: np.ndarray
+    atom_index: np.ndarray
+    atom_forms: np.ndarray
+    form_count: np.ndarray
 
-    Returns
-    -------
-    Population
 
-    Raises
-    ------
-    ValueError
-        When ``models`` names a model absent from the table or is empty.
-    """
-    config = config or TigConfig()
+@dataclass
+class _Nodes:
+    """Canonical nodes: ``(type, label, leader form, member forms)`` sorted by (type, label),
+    the node of every form (``-1`` when absent) and of every included atom."""
+
+    nodes: list[tuple[int, str, int, list[int]]]
+    node_of_form: np.ndarray
+    node_type: np.ndarray
+    atom_node: np.ndarray
+
+
+def _select(table: AtomTable, models: Iterable[str] | None) -> _Selection:
+    """Included models (checked), their responses and their atoms not restating the brief."""
     included = sorted(set(table.models) if models is None else set(models))
     unknown = set(included) - set(table.models)
     if unknown:
@@ -468,29 +416,42 @@ def build_population(
     keep_model = np.zeros(len(table.models), dtype=bool)
     keep_model[[model_index[m] for m in included]] = True
     keep_response = keep_model[table.response_model]
-    response_local = np.cumsum(keep_response) - 1
     from_brief = table.atom_from_brief
     if len(from_brief) != table.n_atoms:
         from_brief = np.zeros(table.n_atoms, dtype=bool)
     atom_index = np.flatnonzero(keep_response[table.atom_response] & ~from_brief)
     atom_forms = table.atom_form[atom_index]
-    form_count = np.bincount(atom_forms, minlength=len(table.form_text))
+    return _Selection(
+        included=included,
+        keep_model=keep_model,
+        keep_response=keep_response,
+        response_local=np.cumsum(keep_response) - 1,
+        atom_index=atom_index,
+        atom_forms=atom_forms,
+        form_count=np.bincount(atom_forms, minlength=len(table.form_text)),
+    )
 
-    # 1. one type per form text: the type it has most often among the included atoms
-    #    (earlier type on ties), so an idea never lands in clusters of several types and
-    #    the candidates of an L2MO comparison never decide a reference atom's type
+
+def _text_types(table: AtomTable, form_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1: ``(count, type)`` of each form text.
+
+    One type per form text: the type it has most often among the included atoms (earlier
+    type on ties), so an idea never lands in clusters of several types and the candidates
+    of an L2MO comparison never decide a reference atom's type.
+    """
     text_of_form, text_rep = table.form_texts()
-    n_texts = len(text_rep)
-    type_count = np.zeros((n_texts, len(ATOM_TYPES)), dtype=np.int64)
+    type_count = np.zeros((len(text_rep), len(ATOM_TYPES)), dtype=np.int64)
     np.add.at(type_count, (text_of_form, table.form_type), form_count)
-    text_count = type_count.sum(axis=1)
-    text_type = type_count.argmax(axis=1)
+    return type_count.sum(axis=1), type_count.argmax(axis=1)
 
-    # 2. canonical groups per type: leader clustering of the present form texts
-    node_of_form = np.full(len(table.form_text), -1, dtype=np.int64)
-    nodes: list[tuple[int, str, int, list[int]]] = []  # (type, label, leader form, members)
+
+def _canonical_nodes(table: AtomTable, selection: _Selection, config: TigConfig) -> _Nodes:
+    """Steps 1–2: canonical groups per type, by leader clustering of the present form texts."""
+    text_of_form, text_rep = table.form_texts()
+    text_count, text_type = _text_types(table, selection.form_count)
+    nodes: list[tuple[int, str, int, list[int]]] = []
     forms_of_text: dict[int, list[int]] = {}
-    for f in np.flatnonzero(form_count > 0).tolist():
+    for f in np.flatnonzero(selection.form_count > 0).tolist():
         forms_of_text.setdefault(int(text_of_form[f]), []).append(f)
     for t in range(len(ATOM_TYPES)):
         present = np.flatnonzero((text_count > 0) & (text_type == t))
@@ -515,20 +476,27 @@ def build_population(
             leader_form = int(ordered_reps[leader])
             nodes.append((t, table.form_text[leader_form], leader_form, members))
     nodes.sort(key=lambda n: (n[0], n[1]))
+    node_of_form = np.full(len(table.form_text), -1, dtype=np.int64)
     for node, (_, _, _, members) in enumerate(nodes):
         node_of_form[members] = node
-    n_nodes = len(nodes)
-    node_type = np.array([n[0] for n in nodes], dtype=np.int64)
-    atom_node = node_of_form[atom_forms]
+    return _Nodes(
+        nodes=nodes,
+        node_of_form=node_of_form,
+        node_type=np.array([n[0] for n in nodes], dtype=np.int64),
+        atom_node=node_of_form[selection.atom_forms],
+    )
 
-    # 3. provenance and canonical records
-    atom_responses = table.atom_response[atom_index]
-    provenance: list[list[tuple[str, str, str, str, int]]] = [[] for _ in range(n_nodes)]
+
+def _canonical_records(
+    table: AtomTable, selection: _Selection, graph: _Nodes, config: TigConfig
+) -> list[CanonicalAtom]:
+    """Step 3: provenance and canonical records, in node order."""
+    provenance: list[list[tuple[str, str, str, str, int]]] = [[] for _ in graph.nodes]
     atom_provenance = table.atom_provenance
-    for a, node in zip(atom_index.tolist(), atom_node.tolist(), strict=True):
+    for a, node in zip(selection.atom_index.tolist(), graph.atom_node.tolist(), strict=True):
         provenance[node].append(atom_provenance[a])
     canonical = []
-    for node, (t, label, leader_form, members) in enumerate(nodes):
+    for node, (t, label, leader_form, members) in enumerate(graph.nodes):
         aliases = tuple(sorted({table.form_text[f] for f in members} - {label}))
         embedding = (
             tuple(float(x) for x in table.form_vectors[leader_form])
@@ -546,17 +514,24 @@ def build_population(
                 embedding=embedding,
             )
         )
+    return canonical
 
-    # 4. edges: co-occurrence, same-type similarity, typed relations
+
+def _population_edges(
+    table: AtomTable, selection: _Selection, graph: _Nodes, config: TigConfig
+) -> EdgeList:
+    """Step 4: edges: co-occurrence, same-type similarity (typed relations: see below)."""
     from scipy.sparse import csr_matrix
 
-    n_kept = int(keep_response.sum())
+    n_nodes = len(graph.nodes)
+    n_kept = int(selection.keep_response.sum())
+    rows = selection.response_local[table.atom_response[selection.atom_index]]
     if n_nodes <= _DENSE_LIMIT:
         incidence = np.zeros((n_kept, n_nodes), dtype=np.float32)
-        incidence[response_local[atom_responses], atom_node] = 1.0
+        incidence[rows, graph.atom_node] = 1.0
     else:
         incidence = csr_matrix(
-            (np.ones(len(atom_node)), (response_local[atom_responses], atom_node)),
+            (np.ones(len(graph.atom_node)), (rows, graph.atom_node)),
             shape=(n_kept, n_nodes),
         )
         incidence.sum_duplicates()
@@ -565,21 +540,29 @@ def build_population(
     # backends does): deriving them from co-occurrence would count each pair twice
     parts = [cooccurrence]
     for t in range(len(ATOM_TYPES)):
-        members = np.flatnonzero(node_type == t)
+        members = np.flatnonzero(graph.node_type == t)
         if len(members) < 1:
             continue
-        leader_forms = np.array([nodes[m][2] for m in members], dtype=np.int64)
+        leader_forms = np.array([graph.nodes[m][2] for m in members], dtype=np.int64)
         vectors = table.form_vectors[leader_forms].astype(np.float64)
         block = round_similarity(vectors @ vectors.T)
         if len(members) > 1:
             parts.append(similarity_edges(block, members, config.similarity_threshold))
-    edges = concat_edges(parts)
+    return concat_edges(parts)
 
-    # 5. clusters per type on the similarity subgraph
-    node_cluster = np.full(n_nodes, -1, dtype=np.int64)
-    # (type, leaf nodes, hierarchy path, nodes of the parent cluster or None)
-    cluster_specs: list[tuple[int, list[int], tuple[int, ...], list[int] | None]] = []
-    method_used = resolve_method(config.cluster_method)
+
+#: One cluster before its scores: (type, leaf nodes, hierarchy path, nodes of the parent
+#: cluster or None).
+_ClusterSpec = tuple[int, list[int], tuple[int, ...], list[int] | None]
+
+
+def _cluster_types(
+    table: AtomTable, node_type: np.ndarray, edges: EdgeList, config: TigConfig,
+    method_used: str,
+) -> tuple[np.ndarray, list[_ClusterSpec]]:
+    """Step 5: clusters per type on the similarity subgraph: ``(node_cluster, specs)``."""
+    node_cluster = np.full(len(node_type), -1, dtype=np.int64)
+    cluster_specs: list[_ClusterSpec] = []
     sim_edges = edges.of_kind("similarity")
     for t in range(len(ATOM_TYPES)):
         members = np.flatnonzero(node_type == t)
@@ -611,22 +594,40 @@ def build_population(
         for leaf, path in enumerate(clustering.paths):
             node_cluster[leaves[leaf]] = len(cluster_specs)
             cluster_specs.append((t, leaves[leaf], path, ancestors.get(path[:-1])))
-    n_clusters = len(cluster_specs)
+    return node_cluster, cluster_specs
 
-    # 6. ClichéScore factors
-    local_model = np.searchsorted(np.flatnonzero(keep_model), table.response_model)
+
+@dataclass
+class _Factors:
+    """Step 6: per cluster, which included models hit it and its ClichéScore factors."""
+
+    model_cluster: np.ndarray
+    coverage: np.ndarray
+    centrality: np.ndarray
+    convergence: np.ndarray
+    scores: np.ndarray
+
+
+def _cliche_factors(
+    table: AtomTable, selection: _Selection, graph: _Nodes, edges: EdgeList,
+    node_cluster: np.ndarray, n_clusters: int, config: TigConfig,
+) -> _Factors:
+    """Step 6: ClichéScore factors of every cluster (rounded to 6 decimals)."""
+    included = selection.included
+    local_model = np.searchsorted(np.flatnonzero(selection.keep_model), table.response_model)
+    atom_responses = table.atom_response[selection.atom_index]
     model_cluster = np.zeros((len(included), n_clusters), dtype=bool)
-    model_cluster[local_model[atom_responses], node_cluster[atom_node]] = True
+    model_cluster[local_model[atom_responses], node_cluster[graph.atom_node]] = True
     hit_models = model_cluster.sum(axis=0)
     coverage = model_coverage(hit_models, len(included))
     centrality = centrality_share(
-        node_centrality(n_nodes, edges, config.centrality), node_cluster, n_clusters
+        node_centrality(len(graph.nodes), edges, config.centrality), node_cluster, n_clusters
     )
-    present_forms = np.flatnonzero(form_count > 0)
+    present_forms = np.flatnonzero(selection.form_count > 0)
     convergence = internal_convergence(
         table.form_vectors[present_forms],
-        form_count[present_forms],
-        node_cluster[node_of_form[present_forms]],
+        selection.form_count[present_forms],
+        node_cluster[graph.node_of_form[present_forms]],
         n_clusters,
     )
     coverage, centrality, convergence = (np.round(x, 6) for x in (coverage, centrality,
@@ -634,8 +635,14 @@ def build_population(
     scores = np.round(
         np.asarray(cliche_score(coverage, centrality, convergence, weights=config.weights,
                                 epsilon=config.epsilon)).reshape(-1), 6)
+    return _Factors(model_cluster, coverage, centrality, convergence, scores)
 
-    # 7. cluster records
+
+def _cluster_records(
+    table: AtomTable, included: Sequence[str], canonical: Sequence[CanonicalAtom],
+    cluster_specs: Sequence[_ClusterSpec], factors: _Factors,
+) -> list[Cluster]:
+    """Step 7: the cluster records."""
     clusters: list[Cluster] = []
     for k, (t, leaf_nodes, path, parent_members) in enumerate(cluster_specs):
         kind = ATOM_TYPES[t]
@@ -649,12 +656,12 @@ def build_population(
                 canonical_ids=tuple(member_ids),
                 labels=tuple(canonical[n].label for n in ranked),
                 atom_count=sum(canonical[n].count for n in leaf_nodes),
-                models=tuple(m for m, hit in zip(included, model_cluster[:, k], strict=True)
-                             if hit),
-                coverage=float(coverage[k]),
-                centrality=float(centrality[k]),
-                convergence=float(convergence[k]),
-                cliche_score=float(scores[k]),
+                models=tuple(m for m, hit in zip(included, factors.model_cluster[:, k],
+                                                 strict=True) if hit),
+                coverage=float(factors.coverage[k]),
+                centrality=float(factors.centrality[k]),
+                convergence=float(factors.convergence[k]),
+                cliche_score=float(factors.scores[k]),
                 level=len(path) - 1,
                 parent_id=(
                     _cluster_id(kind, [canonical[n].id for n in parent_members])
@@ -662,18 +669,66 @@ def build_population(
                 ),
             )
         )
+    return clusters
+
+
+def build_population(
+    table: AtomTable,
+    models: Iterable[str] | None = None,
+    config: TigConfig | None = None,
+    *,
+    comparison_key: str = "",
+) -> Population:
+    """Canonical atoms, Typed Idea Graph, clusters and ClichéScores of a population.
+
+    Parameters
+    ----------
+    table : AtomTable
+        The task's atoms.
+    models : iterable of str, optional
+        Models whose responses (all samples) form the population; default all of them.
+    config : TigConfig, optional
+        Pipeline parameters.
+    comparison_key : str
+        Recorded on the result (``"a||b"`` for an L2MO reference population).
+
+    Returns
+    -------
+    Population
+
+    Raises
+    ------
+    ValueError
+        When ``models`` names a model absent from the table or is empty.
+    """
+    config = config or TigConfig()
+    selection = _select(table, models)
+    graph = _canonical_nodes(table, selection, config)            # 1.–2. types, canonical
+    canonical = _canonical_records(table, selection, graph, config)  # 3. records
+    edges = _population_edges(table, selection, graph, config)    # 4. edges
+    method_used = resolve_method(config.cluster_method)
+    node_cluster, cluster_specs = _cluster_types(                 # 5. clusters per type
+        table, graph.node_type, edges, config, method_used
+    )
+    factors = _cliche_factors(                                    # 6. ClichéScore factors
+        table, selection, graph, edges, node_cluster, len(cluster_specs), config
+    )
+    clusters = _cluster_records(                                  # 7. cluster records
+        table, selection.included, canonical, cluster_specs, factors
+    )
     return Population(
         task_id=table.task_id,
         comparison_key=comparison_key,
-        models=tuple(included),
-        response_ids=tuple(r.response_id for r, keep in zip(table.responses, keep_response,
+        models=tuple(selection.included),
+        response_ids=tuple(r.response_id for r, keep in zip(table.responses,
+                                                            selection.keep_response,
                                                             strict=True) if keep),
         canonical=canonical,
-        node_type=node_type,
+        node_type=graph.node_type,
         edges=edges,
         clusters=clusters,
         node_cluster=node_cluster,
-        atom_index=atom_index,
-        atom_node=atom_node,
+        atom_index=selection.atom_index,
+        atom_node=graph.atom_node,
         cluster_method=method_used,
     )

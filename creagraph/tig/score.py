@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from creagraph.core.progress import progress
+from creagraph.tig.config import ScoreConfig
 from creagraph.tig.population import AtomTable, Population, TigConfig, build_population
 from creagraph.tig.schema import ATOM_TYPES, Response
 
@@ -66,33 +67,6 @@ __all__ = [
     "score_responses",
     "write_scores",
 ]
-
-
-@dataclass(frozen=True)
-class ScoreConfig:
-    """Parameters of the response novelty score (see the module docstring).
-
-    Attributes
-    ----------
-    neighbour_share : float
-        ρ: the share of the reference population averaged as nearest neighbours.
-    cliche_weight : float
-        w in ``N = D · (1 − w·H)``; in [0, 1].
-    block : int
-        Query rows per nearest-neighbour block (memory: block × reference size floats).
-    """
-
-    neighbour_share: float = 0.15
-    cliche_weight: float = 0.1
-    block: int = 1024
-
-    def __post_init__(self) -> None:
-        if not 0 < self.neighbour_share <= 1:
-            raise ValueError(f"neighbour_share must lie in (0, 1], got {self.neighbour_share}")
-        if not 0 <= self.cliche_weight <= 1:
-            raise ValueError(f"cliche_weight must lie in [0, 1], got {self.cliche_weight}")
-        if self.block < 1:
-            raise ValueError("block must be positive")
 
 
 def novelty_value(distance: float | np.ndarray, cliche: float | np.ndarray,
@@ -203,68 +177,20 @@ def _score_model(table: AtomTable, model: str, idea_vectors: np.ndarray,
     k = max(1, math.ceil(score_config.neighbour_share * len(ref)))
     distance, nearest = knn_distance(idea_vectors[own], idea_vectors[ref], k,
                                      score_config.block)
-    node_vectors = _node_vectors(table, population)
-    cluster_score = np.array([c.cliche_score for c in population.clusters])
-    from_brief = table.atom_from_brief
-    if len(from_brief) != table.n_atoms:
-        from_brief = np.zeros(table.n_atoms, dtype=bool)
     own_atoms = np.flatnonzero(table.response_model[table.atom_response] == model_id)
     atoms_of: dict[int, list[int]] = {}
     for a in own_atoms.tolist():
         atoms_of.setdefault(int(table.atom_response[a]), []).append(a)
-    # nearest reference canonical atom of every own atom: one blockwise product
-    best_node = np.zeros(table.n_atoms, dtype=np.int64)
-    best_sim = np.zeros(table.n_atoms)
-    if len(node_vectors) and len(own_atoms):
-        nodes_t = np.ascontiguousarray(node_vectors.T, dtype=np.float32)
-        for start in range(0, len(own_atoms), score_config.block):
-            chunk = own_atoms[start : start + score_config.block]
-            sims = table.form_vectors[table.atom_form[chunk]].astype(np.float32) @ nodes_t
-            best = sims.argmax(axis=1)
-            best_node[chunk] = best
-            best_sim[chunk] = sims[np.arange(len(chunk)), best]
+    evidence = _AtomEvidence(table, population, own_atoms, config.similarity_threshold,
+                             score_config.block)
     scores = []
-    threshold = config.similarity_threshold
     for row, r in enumerate(own.tolist()):
-        response = table.responses[r]
-        atom_records: list[dict[str, Any]] = []
-        hits: list[float] = []
-        hit_clusters: dict[int, None] = {}
-        for a in atoms_of.get(r, []):
-            record: dict[str, Any] = {
-                "text": table.atom_text[a],
-                "type": ATOM_TYPES[int(table.form_type[table.atom_form[a]])],
-                "from_brief": bool(from_brief[a]),
-            }
-            if not from_brief[a] and len(node_vectors):
-                node = int(best_node[a])
-                similarity = round(float(best_sim[a]), 6)
-                record["nearest"] = {"label": population.canonical[node].label,
-                                     "type": population.canonical[node].type,
-                                     "similarity": similarity}
-                if similarity >= threshold:
-                    k_cluster = int(population.node_cluster[node])
-                    record["cluster_id"] = population.clusters[k_cluster].id
-                    hits.append(float(cluster_score[k_cluster]))
-                    hit_clusters[k_cluster] = None
-                else:
-                    record["cluster_id"] = None
-                    hits.append(0.0)
-            elif not from_brief[a]:
-                hits.append(0.0)
-            atom_records.append(record)
+        atom_records, hits, hit_clusters = evidence.of_atoms(atoms_of.get(r, []))
         cliche = float(np.mean(hits)) if hits else 0.0
         d = float(distance[row])
-        clusters = []
-        for k_cluster in hit_clusters:
-            c = population.clusters[k_cluster]
-            clusters.append({"cluster_id": c.id, "type": c.type, "summary": c.summary,
-                             "cliche_score": c.cliche_score, "coherence": c.convergence,
-                             "coverage": c.coverage, "n_models": len(c.models)})
-        clusters.sort(key=lambda c: (-c["cliche_score"], c["cluster_id"]))
         scores.append(
             ResponseScore(
-                response_id=response.response_id,
+                response_id=table.responses[r].response_id,
                 task_id=table.task_id,
                 model=model,
                 novelty=round(float(novelty_value(d, cliche, score_config.cliche_weight)), 6),
@@ -274,10 +200,84 @@ def _score_model(table: AtomTable, model: str, idea_vectors: np.ndarray,
                 n_reference_models=len(others),
                 nearest_response_id=table.responses[int(ref[nearest[row]])].response_id,
                 atoms=tuple(atom_records),
-                clusters_hit=tuple(clusters),
+                clusters_hit=tuple(_clusters_hit(population, hit_clusters)),
             )
         )
     return scores
+
+
+class _AtomEvidence:
+    """Each own atom's nearest canonical atom of the reference population and the cluster
+    it hits (when similar enough): the evidence behind a response's cliché share."""
+
+    def __init__(self, table: AtomTable, population: Population, own_atoms: np.ndarray,
+                 threshold: float, block: int):
+        self.table = table
+        self.population = population
+        self.threshold = threshold
+        self.cluster_score = np.array([c.cliche_score for c in population.clusters])
+        from_brief = table.atom_from_brief
+        if len(from_brief) != table.n_atoms:
+            from_brief = np.zeros(table.n_atoms, dtype=bool)
+        self.from_brief = from_brief
+        node_vectors = _node_vectors(table, population)
+        self.has_nodes = bool(len(node_vectors))
+        # nearest reference canonical atom of every own atom: one blockwise product
+        self.best_node = np.zeros(table.n_atoms, dtype=np.int64)
+        self.best_sim = np.zeros(table.n_atoms)
+        if len(node_vectors) and len(own_atoms):
+            nodes_t = np.ascontiguousarray(node_vectors.T, dtype=np.float32)
+            for start in range(0, len(own_atoms), block):
+                chunk = own_atoms[start : start + block]
+                sims = table.form_vectors[table.atom_form[chunk]].astype(np.float32) @ nodes_t
+                best = sims.argmax(axis=1)
+                self.best_node[chunk] = best
+                self.best_sim[chunk] = sims[np.arange(len(chunk)), best]
+
+    def of_atoms(self, atoms: Sequence[int]
+                 ) -> tuple[list[dict[str, Any]], list[float], dict[int, None]]:
+        """``(atom records, cliché hit of each atom not from the brief, clusters hit in
+        order)`` of one response's atoms."""
+        table, population = self.table, self.population
+        atom_records: list[dict[str, Any]] = []
+        hits: list[float] = []
+        hit_clusters: dict[int, None] = {}
+        for a in atoms:
+            record: dict[str, Any] = {
+                "text": table.atom_text[a],
+                "type": ATOM_TYPES[int(table.form_type[table.atom_form[a]])],
+                "from_brief": bool(self.from_brief[a]),
+            }
+            if not self.from_brief[a] and self.has_nodes:
+                node = int(self.best_node[a])
+                similarity = round(float(self.best_sim[a]), 6)
+                record["nearest"] = {"label": population.canonical[node].label,
+                                     "type": population.canonical[node].type,
+                                     "similarity": similarity}
+                if similarity >= self.threshold:
+                    k_cluster = int(population.node_cluster[node])
+                    record["cluster_id"] = population.clusters[k_cluster].id
+                    hits.append(float(self.cluster_score[k_cluster]))
+                    hit_clusters[k_cluster] = None
+                else:
+                    record["cluster_id"] = None
+                    hits.append(0.0)
+            elif not self.from_brief[a]:
+                hits.append(0.0)
+            atom_records.append(record)
+        return atom_records, hits, hit_clusters
+
+
+def _clusters_hit(population: Population, hit_clusters: Iterable[int]) -> list[dict[str, Any]]:
+    """The clusters a response hit, most cliché first."""
+    clusters: list[dict[str, Any]] = []
+    for k_cluster in hit_clusters:
+        c = population.clusters[k_cluster]
+        clusters.append({"cluster_id": c.id, "type": c.type, "summary": c.summary,
+                         "cliche_score": c.cliche_score, "coherence": c.convergence,
+                         "coverage": c.coverage, "n_models": len(c.models)})
+    clusters.sort(key=lambda c: (-c["cliche_score"], c["cluster_id"]))
+    return clusters
 
 
 def score_tables(

@@ -163,3 +163,30 @@ def test_runs_finish_and_nothing_produced_is_explained(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "task 'solo' skipped: only one model (m1)" in captured.err
     assert len(scores.read_text().splitlines()) == 18
+
+
+def test_options_show_the_library_defaults_and_choices(tmp_path, capsys):
+    import typer
+
+    from creagraph.tig.cli import app
+    from creagraph.tig.config import ScoreConfig, TigConfig
+
+    commands = typer.main.get_command(app).commands
+    config, score_config = TigConfig(), ScoreConfig()
+    expected = {"method": config.cluster_method, "resolution": config.resolution,
+                "hierarchical": config.hierarchical, "seed": config.seed,
+                "canonical_threshold": config.canonical_threshold,
+                "similarity_threshold": config.similarity_threshold,
+                "centrality": config.centrality}
+    for name in ("build", "clusters", "anchors", "score"):
+        defaults = {p.name: p.default for p in commands[name].params}
+        assert {k: defaults[k] for k in expected} == expected, name
+    defaults = {p.name: p.default for p in commands["score"].params}
+    assert defaults["neighbour_share"] == score_config.neighbour_share
+    assert defaults["cliche_weight"] == score_config.cliche_weight
+    path = tmp_path / "r.jsonl"
+    write_responses(path, calm_population())
+    assert main(["tig", "clusters", str(path), "--out", str(tmp_path / "c.jsonl"),
+                 "--method", "louvain"]) == 2
+    assert "'louvain' is not one of 'auto', 'leidenalg', 'igraph', 'components'" in (
+        capsys.readouterr().err)

@@ -163,3 +163,28 @@ def test_exports(small, tmp_path):
     assert document == json.loads(json.dumps(graph_to_json(population)))
     assert len(document["nodes"]) == graph.vcount() and len(document["links"]) == graph.ecount()
     assert {n["cluster"] for n in document["nodes"]} == {c["id"] for c in document["clusters"]}
+
+
+def test_networkx_export_holds_the_graph(small):
+    import networkx
+
+    _, population = small
+    graph = population.to_networkx()
+    assert isinstance(graph, networkx.MultiGraph) and not graph.is_directed()
+    document = graph_to_json(population)
+    assert graph.graph == {"task_id": "calm", "comparison_key": "",
+                           "models": tuple(population.models)}
+    assert dict(graph.nodes(data="label")) == {n["id"]: n["label"] for n in document["nodes"]}
+    assert dict(graph.nodes(data="cluster")) == {n["id"]: n["cluster"]
+                                                 for n in document["nodes"]}
+    potted = population.canonical[_node(population, "carrier", "potted plant")]
+    assert graph.nodes[potted.id]["count"] == potted.count == 3
+    assert graph.nodes[potted.id]["n_models"] == 2
+    assert graph.nodes[potted.id]["aliases"] == potted.aliases
+    links = sorted((*sorted((link["source"], link["target"])), link["kind"], link["weight"])
+                   for link in document["links"])
+    assert sorted((*sorted((u, v)), key, d["weight"])
+                  for u, v, key, d in graph.edges(keys=True, data=True)) == links
+    assert all(key == d["kind"] for *_, key, d in graph.edges(keys=True, data=True))
+    # parallel edges of different kinds (co-occurring similar ideas) stay apart by key
+    assert graph.number_of_edges() == len(population.edges)
