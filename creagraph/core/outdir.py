@@ -241,68 +241,91 @@ def claim_output_dir(
         raise InputError(f"{path}: exists and is not a directory; give a directory as --out")
     new_fp = json.loads(json.dumps(dict(fingerprint))) if fingerprint is not None else None
 
-    def check() -> dict[str, Any] | None:
-        if not path.exists():
-            return None
-        if not (path / MARKER_NAME).exists():
-            foreign = _foreign_entries(path)
-            if foreign:
-                shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
-                raise InputError(
-                    f"{path}: directory is not empty and was not made by creagraph "
-                    f"(it holds {shown}); refusing to write into it. Give a new or empty "
-                    "--out directory"
-                )
-            return None
-        marker = _read_marker(path)
-        if marker.get("command") != command:
-            raise InputError(
-                f"{path}: holds the output of `creagraph {marker.get('command')}`, not of "
-                f"`creagraph {command}`; give another --out directory"
-            )
-        return marker
-
-    check()  # refuse a foreign directory before creating anything in it
+    _existing_marker(path, command)  # refuse a foreign directory before creating anything
     path.mkdir(parents=True, exist_ok=True)
     fd = _lock(path, command)
     try:
-        marker = check()  # again, under the lock
-        old_fp = marker.get("fingerprint") if marker is not None else None
-        if marker is not None and not any((path / name).exists() for name in outputs):
-            marker = None  # no results yet (e.g. the last run stopped on a bad input)
-        if marker is not None and new_fp is not None and old_fp != new_fp:
-            changes = fingerprint_changes(old_fp or {}, new_fp)
-            if not fresh:
-                raise InputError(
-                    f"{path}: holds results of `creagraph {command}` with other settings "
-                    f"({'; '.join(changes)}); they cannot be mixed with this run's. Re-run "
-                    "with the same settings to resume, or start fresh: give a new --out, "
-                    f"or add --fresh to delete the previous results in {path}"
-                )
-        if fresh and marker is not None:
-            for name in outputs:
-                with contextlib.suppress(FileNotFoundError):
-                    (path / name).unlink()
-        if marker is None or fresh or (new_fp is None and marker.get("fingerprint") is None):
-            from creagraph import __version__
-
-            with atomic_write(path / MARKER_NAME) as handle:
-                json.dump(
-                    {
-                        "format": MARKER_FORMAT,
-                        "command": command,
-                        "creagraph": __version__,
-                        "fingerprint": new_fp,
-                    },
-                    handle,
-                    ensure_ascii=False,
-                    indent=1,
-                )
-                handle.write("\n")
+        _settle_marker(path, command, outputs, new_fp, fresh)
         yield path
     finally:
-        import fcntl
+        _unlock(fd)
 
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+
+def _existing_marker(path: Path, command: str) -> dict[str, Any] | None:
+    """The marker of ``path`` when ``command`` made it; ``None`` for a missing or empty
+    directory; an error for a foreign directory or another command's."""
+    if not path.exists():
+        return None
+    if not (path / MARKER_NAME).exists():
+        foreign = _foreign_entries(path)
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+            raise InputError(
+                f"{path}: directory is not empty and was not made by creagraph "
+                f"(it holds {shown}); refusing to write into it. Give a new or empty "
+                "--out directory"
+            )
+        return None
+    marker = _read_marker(path)
+    if marker.get("command") != command:
+        raise InputError(
+            f"{path}: holds the output of `creagraph {marker.get('command')}`, not of "
+            f"`creagraph {command}`; give another --out directory"
+        )
+    return marker
+
+
+def _settle_marker(
+    path: Path,
+    command: str,
+    outputs: Sequence[str],
+    new_fp: dict[str, Any] | None,
+    fresh: bool,
+) -> None:
+    """Under the lock: refuse results of other settings (unless ``fresh``), delete the old
+    outputs when ``fresh``, and (re)write the marker when it is new or changes."""
+    marker = _existing_marker(path, command)  # again, under the lock
+    old_fp = marker.get("fingerprint") if marker is not None else None
+    if marker is not None and not any((path / name).exists() for name in outputs):
+        marker = None  # no results yet (e.g. the last run stopped on a bad input)
+    if marker is not None and new_fp is not None and old_fp != new_fp:
+        changes = fingerprint_changes(old_fp or {}, new_fp)
+        if not fresh:
+            raise InputError(
+                f"{path}: holds results of `creagraph {command}` with other settings "
+                f"({'; '.join(changes)}); they cannot be mixed with this run's. Re-run "
+                "with the same settings to resume, or start fresh: give a new --out, "
+                f"or add --fresh to delete the previous results in {path}"
+            )
+    if fresh and marker is not None:
+        for name in outputs:
+            with contextlib.suppress(FileNotFoundError):
+                (path / name).unlink()
+    if marker is None or fresh or (new_fp is None and marker.get("fingerprint") is None):
+        _write_marker(path, command, new_fp)
+
+
+def _write_marker(path: Path, command: str, fingerprint: dict[str, Any] | None) -> None:
+    from creagraph import __version__
+
+    with atomic_write(path / MARKER_NAME) as handle:
+        json.dump(
+            {
+                "format": MARKER_FORMAT,
+                "command": command,
+                "creagraph": __version__,
+                "fingerprint": fingerprint,
+            },
+            handle,
+            ensure_ascii=False,
+            indent=1,
+        )
+        handle.write("\n")
+
+
+def _unlock(fd: int) -> None:
+    import fcntl
+
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
