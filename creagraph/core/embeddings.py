@@ -349,10 +349,24 @@ class CachedEmbedder:
         except sqlite3.DatabaseError as exc:  # a page damaged after the file was opened
             raise _damaged_cache(self.cache_path, exc) from exc
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        if len(texts) == 0:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        unique = list(dict.fromkeys(texts))
+    def lookup(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of ``texts`` (text -> vector; texts not cached are absent).
+
+        Computes nothing and leaves :attr:`hits` and :attr:`misses` alone.
+        """
+        try:
+            return self._lookup(list(dict.fromkeys(texts)))
+        except sqlite3.DatabaseError as exc:
+            raise _damaged_cache(self.cache_path, exc) from exc
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store ``vectors`` (one row per text, as :meth:`encode` would have computed them)."""
+        try:
+            self._add(texts, vectors)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged_cache(self.cache_path, exc) from exc
+
+    def _lookup(self, unique: list[str]) -> dict[str, np.ndarray]:
         keys = {t: self._key(t) for t in unique}
         found: dict[str, np.ndarray] = {}
         key_list = list(keys.values())
@@ -365,16 +379,26 @@ class CachedEmbedder:
             ).fetchall()
             for key, blob in rows:
                 found[by_key[bytes(key)]] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def _add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
+                [(self._key(t), v.astype(np.float32).tobytes()) for t, v in zip(texts, vectors)],
+            )
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        found = self._lookup(unique)
         missing = [t for t in unique if t not in found]
         self.hits += len(unique) - len(missing)
         self.misses += len(missing)
         if missing:
             vectors = self.embedder.encode(missing)
-            with self._conn:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
-                    [(keys[t], v.astype(np.float32).tobytes()) for t, v in zip(missing, vectors)],
-                )
+            self._add(missing, vectors)
             for t, v in zip(missing, vectors):
                 found[t] = v
         out = np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
@@ -386,8 +410,15 @@ class CachedEmbedder:
         self._conn.close()
 
 
-def _open_cache_tables(conn: sqlite3.Connection, attempts: int = 12) -> None:
-    """Switch the cache to WAL and create its table.
+_VECTORS_TABLE = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
+
+
+def _open_cache_tables(
+    conn: sqlite3.Connection, attempts: int = 12, table: str = _VECTORS_TABLE
+) -> None:
+    """Switch the cache to WAL and create its table (``table``: the ``CREATE TABLE``
+    statement; the grounding-verdict cache, :mod:`creagraph.scoring.groundcache`, shares
+    this with its own table).
 
     Processes that open a new cache at the same moment (distributed workers) can get
     "database is locked" at once from the journal-mode switch: SQLite does not wait on its
@@ -400,9 +431,7 @@ def _open_cache_tables(conn: sqlite3.Connection, attempts: int = 12) -> None:
             # WAL + NORMAL: a killed process never loses a committed batch nor leaves a
             # torn one; a power loss may drop the last batches, never corrupt the file.
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
-            )
+            conn.execute(table)
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or attempt == attempts - 1:

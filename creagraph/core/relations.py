@@ -40,6 +40,25 @@ def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
     return out
 
 
+@functools.cache
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _similarities(names: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``names @ vector`` on one BLAS thread (issue 19).
+
+    OpenBLAS splits a matrix-vector product over its threads, which changes the float32
+    sums' last bits (up to ~4e-7) and, under load, makes the product 1–30× slower (0.2 ms
+    steady on one thread, 0.2–7 ms on two). One thread gives every run the similarities of
+    the default ``--threads 1`` scoring run, whatever the thread settings.
+    """
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        return names @ vector
+
+
 @dataclass(frozen=True)
 class RelationLink:
     pid: str
@@ -104,10 +123,40 @@ class RelationLinker:
         self._vectors: np.ndarray | None = None
         self._prepared: dict[str, np.ndarray] = {}  # phrase vectors from prepare(), if uncached
 
+    def name_texts(self) -> list[str]:
+        """Every property name linking compares phrases with, in table order (labels,
+        aliases and inverse phrasings per property, then the phrasing rules; a text may
+        repeat). :mod:`creagraph.core.propvectors` saves their vectors at import."""
+        return [t for t, *_ in self._names]
+
     def _name_vectors(self) -> np.ndarray:
         if self._vectors is None:
-            self._vectors = self.embedder.encode([t for t, *_ in self._names])
+            texts = self.name_texts()
+            saved = self._saved_name_vectors(texts)
+            self._vectors = saved if saved is not None else self.embedder.encode(texts)
         return self._vectors
+
+    def _saved_name_vectors(self, texts: list[str]) -> np.ndarray | None:
+        """The names' vectors saved in the store at import, when they are exactly the ones
+        :meth:`_name_vectors` would otherwise compute (issue 19).
+
+        With a caching embedder they stand in only for a cache holding none of the names
+        (a cold run embeds them all in one call, which is how they were saved) and are
+        written to the cache, which then holds what a cold run leaves there; a cache
+        holding some or all of them is read as before.
+        """
+        from creagraph.core.propvectors import saved_name_vectors
+
+        vectors = saved_name_vectors(self.kg, self.embedder, texts)
+        if vectors is None:
+            return None
+        lookup, add = getattr(self.embedder, "lookup", None), getattr(self.embedder, "add", None)
+        if lookup is not None and add is not None:
+            if lookup(texts):
+                return None
+            unique = dict(zip(texts, vectors))
+            add(list(unique), np.stack(list(unique.values())))
+        return vectors
 
     def prepare(self, phrases: Iterable[str], *, chunk: int = 4096) -> int:
         """Embed the property names and every phrase :meth:`link` will embed, batched.
@@ -157,7 +206,7 @@ class RelationLinker:
             return self._cache[key]
         links = list(dict.fromkeys(self._exact.get(key, [])))
         if self.embedder is not None and key:
-            sims = self._name_vectors() @ self._phrase_vector(phrase)
+            sims = _similarities(self._name_vectors(), self._phrase_vector(phrase))
             seen = {(link.pid, link.direction) for link in links}
             # only names at or above the threshold can be linked: sorting just those (in
             # index order, stably) gives the same order as sorting all, for ~1 % of the work
@@ -184,7 +233,7 @@ class RelationLinker:
         if self.embedder is None or not rows or not key:
             return 0.0
         vectors = self._name_vectors()[rows]
-        return float(np.max(vectors @ self.embedder.encode([phrase.lower()])[0]))
+        return float(np.max(_similarities(vectors, self.embedder.encode([phrase.lower()])[0])))
 
     def same_property(self, phrase: str, other: str) -> bool:
         """Whether two phrases share an exactly-linked property (used by validity)."""

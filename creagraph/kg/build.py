@@ -32,6 +32,7 @@ from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import normalize, normalize_loose
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
+from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
     _FUZZY_FILE,
     STORE_FORMAT,
@@ -124,6 +125,7 @@ def import_dumps(
         report = _write_store(
             files, tmp, fingerprint, language=language, strict=strict, show_progress=show_progress
         )
+        add_property_vectors(tmp)  # issue 19: propvectors.npz, recorded in meta.json
         _replace_dir(tmp, target)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)

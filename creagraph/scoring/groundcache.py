@@ -1,0 +1,163 @@
+"""A persistent cache of kg-judged triple verdicts (issue 19; SPEC §3.4).
+
+A warm run of the stored judge only reads cached vectors; a warm kg-judged run used to
+ground every triple again (link both ends and the relation, look for the statement, count
+the classes): ~0.8–1.7 s for 12 sample answers, where the stored judge takes ~0.05 s.
+:class:`GroundingCache` keeps each :class:`~creagraph.scoring.grounding.TripleGrounding`
+in an SQLite file beside the embedding cache (``grounding.sqlite`` in
+:func:`~creagraph.core.embeddings.default_cache_dir`), so a warm kg-judged run reads its
+verdicts the way the stored judge reads its vectors.
+
+A verdict is cached under the SHA-256 of
+
+- :data:`GROUNDING_VERSION` (bumped whenever grounding or linking logic changes),
+- the graph's identity: the SHA-256 of its store's ``meta.json`` (which records every
+  store file's checksum, so a re-import is another graph); a graph without a store (a
+  SPARQL endpoint) is not cached,
+- every grounding setting: the grounder's (``min_confidence``, ``edge_min_similarity``,
+  ``candidates``, the known negatives), the entity linker's (``candidates``,
+  ``min_fuzzy``), the relation linker's (``top_k``, ``min_similarity``, its property-name
+  table) and the embedder's name (model and precision), and the catalogues grounding
+  reads (relation phrases, inverse, symmetric, complete and containment properties),
+- the triple's text as given and the query entities its ends are tied to.
+
+The verdict a cold run computed is what a warm run reads: the records are identical
+(``tests/scoring/test_groundcache.py``). Within a run the linkers remember each name by its
+normalised form, so spellings that normalise alike share the links of the first one met;
+a cached verdict carries that of the run that computed it.
+``CREAGRAPH_GROUNDING_CACHE=0`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["GROUNDING_VERSION", "GroundingCache", "default_grounding_cache", "grounding_context"]
+
+#: Bump when a change to grounding or linking can change any verdict.
+GROUNDING_VERSION = 1
+
+_TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=list)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _store_identity(kg: Any) -> str | None:
+    store = getattr(kg, "store", None)
+    if store is None:
+        return None
+    try:
+        return hashlib.sha256((Path(store) / "meta.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def grounding_context(grounder: Any) -> str | None:
+    """The part of every cache key that ``grounder`` decides (see the module docstring),
+    or ``None`` when its graph has no store to identify it by."""
+    from creagraph.scoring import grounding
+
+    store = _store_identity(grounder.kg)
+    if store is None:
+        return None
+    entities, relations = grounder.entities, grounder.relations
+    settings = {
+        "version": GROUNDING_VERSION,
+        "store": store,
+        "backend": getattr(grounder.kg, "backend", type(grounder.kg).__name__),
+        "grounder": [
+            grounder.min_confidence,
+            grounder.edge_min_similarity,
+            grounder.candidates,
+            sorted(grounder.negatives),
+        ],
+        "entities": [type(entities).__name__, entities.candidates, entities.min_fuzzy],
+        "relations": [
+            type(relations).__name__,
+            relations.top_k,
+            relations.min_similarity,
+            relations._names,
+            getattr(relations.embedder, "name", None),
+        ],
+        "catalogues": [
+            grounding.relation_phrases(),
+            grounding.inverse_properties(),
+            sorted(grounding.symmetric_properties()),
+            grounding.complete_properties(),
+            grounding.containment_properties(),
+        ],
+    }
+    return _digest(settings)
+
+
+class GroundingCache:
+    """Triple verdicts in an SQLite file, shared between runs and processes.
+
+    Parameters
+    ----------
+    path : path, optional
+        SQLite file. Default ``default_cache_dir() / "grounding.sqlite"``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        from creagraph.core.embeddings import _damaged_cache, _open_cache_tables, default_cache_dir
+
+        self.path = Path(path) if path else default_cache_dir() / "grounding.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+        try:
+            _open_cache_tables(self._conn, table=_TABLE)
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise _damaged_cache(self.path, exc) from exc
+
+    @staticmethod
+    def key(context: str, triple: tuple[str, str, str], ids: tuple[Any, Any]) -> bytes:
+        """The key of one triple's verdict under ``context`` (:func:`grounding_context`)."""
+        return hashlib.sha256(
+            json.dumps([context, list(triple), list(ids)], ensure_ascii=False).encode(
+                "utf-8", "surrogatepass"
+            )
+        ).digest()
+
+    def get(self, key: bytes) -> dict[str, Any] | None:
+        """The verdict's fields stored under ``key``, or ``None``."""
+        with self._lock:
+            query = "SELECT verdict FROM verdicts WHERE key = ?"
+            row = self._conn.execute(query, (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return json.loads(row[0])
+
+    def put(self, key: bytes, fields: Mapping[str, Any]) -> None:
+        """Store a verdict's fields under ``key``."""
+        text = json.dumps(fields, ensure_ascii=False)
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", (key, text)
+            )
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def default_grounding_cache() -> GroundingCache | None:
+    """The cache in :func:`~creagraph.core.embeddings.default_cache_dir`, or ``None`` when
+    ``$CREAGRAPH_GROUNDING_CACHE`` is ``0`` (off)."""
+    if os.environ.get("CREAGRAPH_GROUNDING_CACHE", "1").strip().lower() in ("0", "false", "no"):
+        return None
+    return GroundingCache()
