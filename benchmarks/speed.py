@@ -8,8 +8,10 @@ each "before" being a reference implementation of the old path timed in the same
    exhaustive rapidfuzz scan (``EmbeddedKG._fuzzy_scan``) vs the q-gram index, median per
    query, the ratio, and whether every hit list is identical;
 2. scoring the same answers with the stored judge and with the kg judge (before: scan and
-   one model call per relation phrase; after: index and run-level batching), each with a
-   fresh embedding cache (cold) and again with that cache warm; ratios kg/stored;
+   one model call per relation phrase; index: the q-gram index and run-level batching;
+   after: also the property-name vectors saved in the store and the grounding-verdict
+   cache), each with fresh caches (cold) and again with those caches warm; ratios
+   kg/stored;
 3. relation phrases: one model call each vs one :meth:`RelationLinker.prepare` batch;
 4. embedding precision: MiniLM throughput on path strings at fp32 and bf16 (1 and 2
    threads), and the largest change bf16 makes to any pairwise distance (raw and
@@ -44,6 +46,7 @@ from creagraph.core.paths import default_slice_path, default_store_dir  # noqa: 
 from creagraph.core.relations import RelationLinker  # noqa: E402
 from creagraph.core.text import normalize_loose  # noqa: E402
 from creagraph.kg import EmbeddedKG, import_dumps  # noqa: E402
+from creagraph.scoring.groundcache import GroundingCache  # noqa: E402
 from creagraph.scoring.grounding import EntityLinker, Grounder  # noqa: E402
 from creagraph.scoring.inputs import read_answers  # noqa: E402
 from creagraph.scoring.judges import KgJudge, StoredJudge  # noqa: E402
@@ -102,24 +105,44 @@ def fuzzy_search(store: Path, rows) -> None:
     )
 
 
-def score_run(store: Path, rows, cache: Path, judge: str, before: bool) -> tuple[float, int]:
+#: The scoring runs of part 2: label -> (judge, what of the kg path is switched on).
+RUNS = {
+    "stored": ("stored", ()),
+    # the exhaustive fuzzy scan, one model call per relation phrase
+    "kg before": ("kg", ()),
+    # the q-gram index and run-level batching (the previous pass)
+    "kg index": ("kg", ("index",)),
+    # and the property-name vectors saved in the store, the grounding-verdict cache
+    "kg after": ("kg", ("index", "vectors", "verdicts")),
+}
+
+
+def score_run(store: Path, rows, cache: Path, label: str) -> tuple[float, int]:
     start = time.perf_counter()
+    judge, parts = RUNS[label]
     embedder = CachedEmbedder(SentenceTransformerEmbedder(), cache)
+    verdicts = None
     if judge == "stored":
         scorer = Scorer(StoredJudge(), embedder, "paper")
     else:
         kg = EmbeddedKG(store)
-        if before:
+        if "index" not in parts:
             kg._fuzzy = kg._fuzzy_scan  # the old exhaustive scan
             kg._files = tuple(f for f in getattr(kg, "_files", ()) if f != "fuzzy.npz")
         entities = EntityLinker(kg)
         relations = RelationLinker(kg, embedder)
-        grounder = Grounder(kg, entities, relations)
+        if "vectors" not in parts:
+            relations._saved_name_vectors = lambda texts: None  # embed the names
+        if "verdicts" in parts:
+            verdicts = GroundingCache(cache.with_suffix(".grounding.sqlite"))
+        grounder = Grounder(kg, entities, relations, cache=verdicts)
         scorer = Scorer(KgJudge(grounder), embedder, "paper", 1.0, entities, relations, kg)
-        if not before:
+        if "index" in parts:
             prepare_run(scorer, rows)
     n_paths = sum(len(scorer.score(r).paths) for r in rows)
     embedder.close()
+    if verdicts is not None:
+        verdicts.close()
     return time.perf_counter() - start, n_paths
 
 
@@ -129,21 +152,27 @@ def scoring(store: Path, rows) -> None:
     SentenceTransformerEmbedder().encode(["warm up"])
     with tempfile.TemporaryDirectory() as tmp:
         times: dict[tuple[str, str], float] = {}
-        runs = (("stored", False), ("kg", True), ("kg", False))
-        for judge, before in runs:
-            label = "stored" if judge == "stored" else ("kg before" if before else "kg after")
-            cache = Path(tmp) / f"{label}.sqlite"
+        for label in RUNS:
+            cache = Path(tmp) / f"{label.replace(' ', '-')}.sqlite"
             for state in ("cold", "warm"):
-                seconds, n_paths = score_run(store, rows, cache, judge, before)
+                seconds, n_paths = score_run(store, rows, cache, label)
                 times[(label, state)] = seconds
-        print(f"2. scoring {len(rows)} sample answers ({n_paths} paths), wall s:")
+        saved = "propvectors.npz" in (EmbeddedKG(store).meta.get("files") or {})
+        print(
+            f"2. scoring {len(rows)} sample answers ({n_paths} paths), wall s (store "
+            f"{'with' if saved else 'WITHOUT'} saved property-name vectors):"
+        )
         for state in ("cold", "warm"):
             stored = times[("stored", state)]
-            kb, ka = times[("kg before", state)], times[("kg after", state)]
+            kg = "; ".join(
+                f"{label} {times[(label, state)]:.2f} ({times[(label, state)] / stored:.2f}× "
+                "stored)"
+                for label in RUNS
+                if label != "stored"
+            )
+            before, after = times[("kg before", state)], times[("kg after", state)]
             print(
-                f"   {state}: stored {stored:.1f}; kg before {kb:.1f} ({kb / stored:.2f}× "
-                f"stored); kg after {ka:.1f} ({ka / stored:.2f}× stored); kg before/after "
-                f"×{kb / ka:.1f}"
+                f"   {state}: stored {stored:.2f}; {kg}; kg before/after ×{before / after:.1f}"
             )
 
 

@@ -147,11 +147,14 @@ class RelationLinker:
         """
         from creagraph.core.propvectors import saved_name_vectors
 
+        lookup, add = getattr(self.embedder, "lookup", None), getattr(self.embedder, "add", None)
+        caching = lookup is not None and add is not None
+        if caching and texts and lookup(texts[:1]):  # a warm cache: read it (no file load)
+            return None
         vectors = saved_name_vectors(self.kg, self.embedder, texts)
         if vectors is None:
             return None
-        lookup, add = getattr(self.embedder, "lookup", None), getattr(self.embedder, "add", None)
-        if lookup is not None and add is not None:
+        if caching:
             if lookup(texts):
                 return None
             unique = dict(zip(texts, vectors))

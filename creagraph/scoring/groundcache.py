@@ -21,6 +21,11 @@ A verdict is cached under the SHA-256 of
   reads (relation phrases, inverse, symmetric, complete and containment properties),
 - the triple's text as given and the query entities its ends are tied to.
 
+The entity linker's links are kept the same way (the grounder shares its cache with its
+entity linker), under the graph's identity, the linker's settings and the mention's text:
+the scorer's validity rule links each query's own entities too, and a name without an
+exact match would otherwise load the fuzzy-search tables on every warm run.
+
 The verdict a cold run computed is what a warm run reads: the records are identical
 (``tests/scoring/test_groundcache.py``). Within a run the linkers remember each name by its
 normalised form, so spellings that normalise alike share the links of the first one met;
@@ -39,7 +44,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GROUNDING_VERSION", "GroundingCache", "default_grounding_cache", "grounding_context"]
+__all__ = [
+    "GROUNDING_VERSION",
+    "GroundingCache",
+    "default_grounding_cache",
+    "grounding_context",
+    "linker_context",
+]
 
 #: Bump when a change to grounding or linking can change any verdict.
 GROUNDING_VERSION = 1
@@ -60,6 +71,16 @@ def _store_identity(kg: Any) -> str | None:
         return hashlib.sha256((Path(store) / "meta.json").read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def linker_context(linker: Any) -> str | None:
+    """The part of the cache keys of an entity linker's links: :data:`GROUNDING_VERSION`,
+    the graph's identity and the linker's settings; ``None`` for a graph without a store."""
+    store = _store_identity(linker.kg)
+    if store is None:
+        return None
+    settings = [type(linker).__name__, linker.candidates, linker.min_fuzzy]
+    return _digest({"version": GROUNDING_VERSION, "store": store, "entities": settings})
 
 
 def grounding_context(grounder: Any) -> str | None:
@@ -124,16 +145,18 @@ class GroundingCache:
             raise _damaged_cache(self.path, exc) from exc
 
     @staticmethod
-    def key(context: str, triple: tuple[str, str, str], ids: tuple[Any, Any]) -> bytes:
-        """The key of one triple's verdict under ``context`` (:func:`grounding_context`)."""
+    def key(context: str, triple: tuple[str, ...], ids: tuple[Any, ...]) -> bytes:
+        """The key of one triple's verdict under ``context`` (:func:`grounding_context`),
+        or of one mention's entity links (``triple``: the mention alone, no ``ids``; under
+        :func:`linker_context`)."""
         return hashlib.sha256(
             json.dumps([context, list(triple), list(ids)], ensure_ascii=False).encode(
                 "utf-8", "surrogatepass"
             )
         ).digest()
 
-    def get(self, key: bytes) -> dict[str, Any] | None:
-        """The verdict's fields stored under ``key``, or ``None``."""
+    def get(self, key: bytes) -> Any:
+        """What :meth:`put` stored under ``key``, or ``None``."""
         with self._lock:
             query = "SELECT verdict FROM verdicts WHERE key = ?"
             row = self._conn.execute(query, (key,)).fetchone()
@@ -143,8 +166,8 @@ class GroundingCache:
         self.hits += 1
         return json.loads(row[0])
 
-    def put(self, key: bytes, fields: Mapping[str, Any]) -> None:
-        """Store a verdict's fields under ``key``."""
+    def put(self, key: bytes, fields: Mapping[str, Any] | list) -> None:
+        """Store a verdict's fields (or a mention's links, as a list) under ``key``."""
         text = json.dumps(fields, ensure_ascii=False)
         with self._lock, self._conn:
             self._conn.execute(

@@ -199,6 +199,7 @@ class Grounder:
     cache : GroundingCache, optional
         Verdicts kept between runs (:mod:`creagraph.scoring.groundcache`): a triple
         grounded before under the same graph and settings is read, not grounded again.
+        Shared with ``entities`` when that has no cache of its own.
     """
 
     def __init__(
@@ -226,6 +227,8 @@ class Grounder:
         self._up: dict[str, frozenset[str]] = {}
         self.cache = cache
         self._cache_context: str | None = None  # computed on first use (needs the settings)
+        if cache is not None and getattr(entities, "cache", False) is None:
+            entities.cache = cache  # its links are kept too (see the groundcache module)
 
     # -- public ---------------------------------------------------------------------
     def ground(

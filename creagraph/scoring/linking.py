@@ -21,10 +21,14 @@ it happens in :mod:`creagraph.scoring.grounding`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.text import normalize_loose
+
+if TYPE_CHECKING:
+    from creagraph.scoring.groundcache import GroundingCache
 
 __all__ = ["EntityLink", "EntityLinker", "same_name", "split_qualifier"]
 
@@ -115,13 +119,26 @@ class EntityLinker:
         Most candidates returned per mention.
     min_fuzzy : float
         Minimum fuzzy search score (0–100) before the token rule is applied.
+    cache : GroundingCache, optional
+        Links kept between runs (:mod:`creagraph.scoring.groundcache`); a
+        :class:`~creagraph.scoring.grounding.Grounder` given a cache shares it with its
+        entity linker when the linker has none.
     """
 
-    def __init__(self, kg: KnowledgeGraph, *, candidates: int = 3, min_fuzzy: float = 90.0):
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        *,
+        candidates: int = 3,
+        min_fuzzy: float = 90.0,
+        cache: GroundingCache | None = None,
+    ):
         self.kg = kg
         self.candidates = candidates
         self.min_fuzzy = min_fuzzy
+        self.cache = cache
         self._cache: dict[str, list[EntityLink]] = {}
+        self._cache_context: str | None = None  # computed on first use
 
     def _exact(self, text: str) -> list:
         hits = self.kg.search(text, limit=10, fuzzy=False)
@@ -134,8 +151,26 @@ class EntityLinker:
             return self._cache[key]
         links: list[EntityLink] = []
         if key:
-            links = self._link(mention)
+            links = self._kept(mention)
         self._cache[key] = links
+        return links
+
+    def _kept(self, mention: str) -> list[EntityLink]:
+        """The links from :attr:`cache` when it holds them, else linked (and kept)."""
+        if self.cache is None:
+            return self._link(mention)
+        if self._cache_context is None:
+            from creagraph.scoring.groundcache import linker_context
+
+            self._cache_context = linker_context(self) or ""
+        if not self._cache_context:  # a graph without a store: nothing identifies it
+            return self._link(mention)
+        key = self.cache.key(self._cache_context, (mention,), ())
+        kept = self.cache.get(key)
+        if kept is not None:
+            return [EntityLink(**fields) for fields in kept]
+        links = self._link(mention)
+        self.cache.put(key, [asdict(link) for link in links])
         return links
 
     def _link(self, mention: str) -> list[EntityLink]:
