@@ -88,7 +88,10 @@ def _default_model() -> Any:
     """The default fp32 model, or ``None`` when the embedding libraries are not installed."""
     global _MODEL
     if _MODEL is None:
-        if importlib.util.find_spec("sentence_transformers") is None:
+        try:
+            if importlib.util.find_spec("sentence_transformers") is None:
+                return None
+        except (ImportError, ValueError):  # a blocked or half-installed package
             return None
         from creagraph.core.embeddings import SentenceTransformerEmbedder
 

@@ -1,0 +1,102 @@
+"""The grounding-verdict cache (issue 19): a warm kg-judged run reads the verdicts a cold
+run computed and scores identically; another graph or another setting misses it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from creagraph.kg import EmbeddedKG
+from creagraph.scoring.api import ScorerConfig, build_scorer
+from creagraph.scoring.groundcache import (
+    GroundingCache,
+    default_grounding_cache,
+    grounding_context,
+    linker_context,
+)
+from creagraph.scoring.grounding import EntityLinker, Grounder, RelationLinker, TripleGrounding
+from creagraph.scoring.inputs import read_answers
+
+
+@pytest.fixture(scope="module")
+def rows(sample_files):
+    return read_answers(sample_files)[1:80:20]
+
+
+def _run(store_dir: Path, rows) -> tuple[list, GroundingCache]:
+    scorer = build_scorer(ScorerConfig(judge="kg", store=str(store_dir)))
+    results = [scorer.score(r) for r in rows]
+    return [(r.paths, r.query) for r in results], scorer.judge.grounder.cache
+
+
+def test_a_warm_run_reads_the_verdicts_and_scores_identically(
+    store_dir, rows, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    cold, cache = _run(store_dir, rows)
+    assert cache.path == tmp_path / "cache" / "grounding.sqlite"
+    assert cache.misses > 100 and cache.hits == 0
+    warm, cache = _run(store_dir, rows)
+    assert cache.misses == 0 and cache.hits > 100  # every verdict and entity link was read
+    assert json.dumps(warm, sort_keys=True) == json.dumps(cold, sort_keys=True)
+    statuses = {j["status"] for paths, _ in cold for p in paths for j in p["judgments"]}
+    assert {"verified", "unknown"} <= statuses
+    monkeypatch.setenv("CREAGRAPH_GROUNDING_CACHE", "0")
+    assert default_grounding_cache() is None
+    off, cache = _run(store_dir, rows)
+    assert cache is None and json.dumps(off, sort_keys=True) == json.dumps(cold, sort_keys=True)
+
+
+def test_a_verdict_round_trips():
+    g = TripleGrounding(
+        "verified", "statement found (stated)", "Q1", "P19", "Q2", 3, 1, 4,
+        {"statement": ["Q1", "P19", "Q2"], "links": {"head": {"confidence": 0.9}}},
+    )
+    again = TripleGrounding(**json.loads(json.dumps(g.fields())))
+    assert again == g and again.as_dict() == g.as_dict() and again.factual == 1.0
+
+
+def _grounder(kg, cache, **settings) -> Grounder:
+    return Grounder(kg, EntityLinker(kg), RelationLinker(kg), cache=cache, **settings)
+
+
+def test_another_store_or_setting_misses(store_dir, tmp_path):
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    kg = EmbeddedKG(store_dir)
+    triple = ("Douglas Adams", "educated at", "St John's College")
+    first = _grounder(kg, cache)
+    verdict = first.ground(*triple)
+    assert first.entities.cache is cache  # shared with its entity linker
+    assert (cache.hits, cache.misses) == (0, 3)  # the verdict and both ends' links
+    assert _grounder(kg, cache).ground(*triple) == verdict
+    assert (cache.hits, cache.misses) == (1, 3)  # read: nothing linked again
+    _grounder(kg, cache, min_confidence=0.8).ground(*triple)
+    assert cache.misses == 4  # another setting: grounded again (links still shared)
+    _grounder(kg, cache).ground(*triple, context={"douglas adams": "Q42"})
+    assert cache.misses == 5  # another query entity tied to an end
+    copy = tmp_path / "store"
+    shutil.copytree(store_dir, copy, copy_function=os.link)
+    meta = json.loads((copy / "meta.json").read_text())
+    (copy / "meta.json").unlink()  # a new file, not the store's own through the link
+    (copy / "meta.json").write_text(json.dumps({**meta, "created": "another import"}))
+    other = _grounder(EmbeddedKG(copy), cache)
+    assert grounding_context(other) != grounding_context(first)
+    assert linker_context(other.entities) != linker_context(first.entities)
+    assert other.ground(*triple) == verdict  # the same answer, computed again
+    assert cache.misses == 8
+
+
+def test_a_graph_without_a_store_is_not_cached(kg, tmp_path):
+    class Remote:  # a backend with no store folder (like a SPARQL endpoint)
+        def __getattr__(self, name):
+            return getattr(kg, name) if name != "store" else None
+
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    grounder = _grounder(Remote(), cache)
+    assert grounding_context(grounder) is None
+    grounder.ground("Douglas Adams", "educated at", "St John's College")
+    assert cache.hits == cache.misses == 0
