@@ -29,6 +29,9 @@ Verdicts (field ``status``; ``factual`` 1 / 0 / ``None``):
 - ``unknown`` — everything else, with the ``reason``. Specificity σ is still computed from
   the best reading when all three parts are linked; with an end or the relation unlinked σ
   is unknown (``None``).
+
+Verdicts can be kept between runs (``cache``: :mod:`creagraph.scoring.groundcache`, keyed
+by the store's identity, every setting and the triple's text), so a warm run reads them.
 """
 
 from __future__ import annotations
