@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet -e '.[all,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -40,5 +40,7 @@ test: $(STAMP) browser
 test-fast: $(STAMP)
 	$(VENV)/bin/python -m pytest -q -m "not slow and not browser and not distributed"
 
+# ruff, then the type check (mypy; which files: [tool.mypy] in pyproject.toml)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check creagraph tests benchmarks
+	$(VENV)/bin/mypy

@@ -8,18 +8,25 @@ Subpackages, one per job, over a shared core:
 - :mod:`creagraph.querygen` — CREATE query generation and the graph's oracle ceiling.
 - :mod:`creagraph.tig` — Ekphrasis novelty anchors from Typed Idea Graphs.
 - :mod:`creagraph.judgments` — Bradley–Terry and rater-agreement statistics.
+- :mod:`creagraph.report` — the self-contained HTML report over the jobs' outputs.
+
+The core install covers the statistics and the knowledge-graph layer; embeddings, the
+distributed engines, the report and Parquet come with extras (``pip install
+'creagraph[embed]'``; :mod:`creagraph.core.extras`).
 
 CREATE scoring in one call: ``creagraph.score(answers, judge=..., mode=..., store=...)``
 (:func:`creagraph.scoring.api.score`), configured by keywords or a
 :class:`~creagraph.scoring.distributed.ScorerConfig`.
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
 
 __all__ = ["score", "ScorerConfig", "ScoreTables", "__version__"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """``creagraph.score`` and its config/result types, imported on first use (the CLI
     starts without loading the scoring job)."""
     if name in ("score", "ScorerConfig", "ScoreTables"):

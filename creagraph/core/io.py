@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from creagraph.core.errors import InputError
+from creagraph.core.extras import require
+
 __all__ = [
     "InputError",
     "atomic_write",
@@ -44,17 +47,13 @@ _FORMULA_START = frozenset("=+-@\t\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-class InputError(ValueError):
-    """Bad user input, with the file (and line or field) it came from in the message."""
-
-
 @contextlib.contextmanager
 def atomic_write(
     path: str | os.PathLike[str],
     mode: str = "w",
     encoding: str | None = "utf-8",
     newline: str | None = None,
-):
+) -> Iterator[IO[Any]]:
     """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success.
 
     On an exception the temporary file is removed and ``path`` is left untouched. The data
@@ -361,7 +360,7 @@ def iter_csv_lines(
 
 
 def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "parquet", "needed to read .parquet files")
 
     try:
         parquet = pq.ParquetFile(p)
@@ -379,7 +378,9 @@ def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:
         raise InputError(f"{p}: row {row + 1}: cannot read Parquet ({exc})") from None
 
 
-def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]) -> None:
+def write_records(
+    path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]]
+) -> None:
     """Atomically write records in the format named by the suffix (.jsonl, .csv, .parquet)."""
     p = Path(path)
     suffix = p.suffix.lower()
@@ -388,8 +389,8 @@ def write_records(path: str | os.PathLike[str], records: list[Mapping[str, Any]]
     elif suffix == ".csv":
         write_csv(p, records)
     elif suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = require("pyarrow", "parquet", "needed to write .parquet files")
+        pq = require("pyarrow.parquet", "parquet", "needed to write .parquet files")
 
         try:
             table = pa.Table.from_pylist([dict(r) for r in records])

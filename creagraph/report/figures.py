@@ -11,6 +11,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+from creagraph.core.extras import require
 from creagraph.report.tables import GROUNDING_STATUSES
 
 __all__ = [
@@ -25,7 +26,7 @@ _STATUS_COLOURS = {"verified": "#2a9d4b", "refuted": "#d1495b", "unknown": "#9e9
 
 
 def _png(fig) -> bytes:
-    import matplotlib.pyplot as plt
+    plt = require("matplotlib.pyplot", "report", "needed to draw the report's figures")
 
     buffer = io.BytesIO()
     fig.tight_layout()
@@ -35,7 +36,7 @@ def _png(fig) -> bytes:
 
 
 def _pyplot():
-    import matplotlib
+    matplotlib = require("matplotlib", "report", "needed to draw the report's figures")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -102,7 +103,7 @@ def distinct_figure(nus: dict[str, list[float]]) -> bytes:
     ----------
     nus : model → ν of each of its kept paths.
     """
-    from matplotlib.lines import Line2D
+    Line2D = require("matplotlib.lines", "report", "needed to draw the report's figures").Line2D
 
     plt = _pyplot()
     models = sorted(nus)

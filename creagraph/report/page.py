@@ -77,7 +77,9 @@ class _Section(NamedTuple):
 def _templates() -> jinja2.Environment:
     """The jinja2 environment over the package's templates (autoescape on; an undefined
     name is an error, not an empty string)."""
-    import jinja2
+    from creagraph.core.extras import require
+
+    jinja2 = require("jinja2", "report", "needed to render the report's page")
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("creagraph.report", "templates"),

@@ -70,7 +70,9 @@ def nearest_others(vectors: np.ndarray, owners: Sequence[str]) -> tuple[np.ndarr
     >>> j.tolist(), [round(float(x), 2) for x in d]
     ([1, 0, 0], [0.2, 0.2, 1.0])
     """
-    import faiss
+    from creagraph.core.extras import require
+
+    faiss = require("faiss", "embed", "needed for nearest-neighbour search")
 
     x = np.ascontiguousarray(vectors, dtype=np.float32)
     n = len(x)

@@ -93,6 +93,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from typing import Any
 
+from creagraph.core.extras import MissingExtraError, install_hint
 from creagraph.core.io import InputError
 from creagraph.scoring.config import ENGINES, ScorerConfig  # re-exported: older imports
 
@@ -238,8 +239,10 @@ def dask_client(address: str | None = None, workers: int = 0):
     """
     try:
         from distributed import Client, LocalCluster
-    except ImportError as exc:  # pragma: no cover - dependency of the package
-        raise InputError("--engine dask needs dask[distributed] installed") from exc
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"--engine dask needs dask[distributed] installed: {install_hint('distributed')}"
+        ) from exc
     if address:
         try:
             client = Client(address, timeout="10s")
@@ -271,8 +274,8 @@ def _import_ray():
     try:
         import ray
     except ImportError as exc:
-        raise InputError(
-            "--engine ray needs Ray installed: pip install 'ray>=2.40' "
+        raise MissingExtraError(
+            f"--engine ray needs Ray installed: {install_hint('distributed')} "
             "(or use --engine dask, or the local engine)"
         ) from exc
     return ray

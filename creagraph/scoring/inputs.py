@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from creagraph.core.extras import require
 from creagraph.core.io import InputError, iter_records
 from creagraph.core.text import normalize_loose, scrub_surrogates
 
@@ -146,7 +147,7 @@ def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
             with path.open("rb") as handle:
                 total += sum(1 for line in handle if line.strip())
         elif suffix == ".parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "parquet", "needed to read .parquet files")
 
             try:
                 total += pq.ParquetFile(path).metadata.num_rows

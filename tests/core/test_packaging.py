@@ -69,6 +69,19 @@ def test_wheel_installs_and_generates_queries_outside_the_checkout(tmp_path, sto
     for data in (ROOT / "wikidata").rglob("*"):
         if data.is_file():
             assert f"creagraph/wikidata/{data.relative_to(ROOT / 'wikidata')}" in names
+    # the extras are in the wheel's metadata, and the core install requires none of them
+    (metadata,) = (n for n in names if n.endswith(".dist-info/METADATA"))
+    lines = zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+    extra = "Provides-Extra:"
+    provided = {line.removeprefix(extra).strip() for line in lines if line.startswith(extra)}
+    assert {"embed", "distributed", "report", "parquet", "all", "dev"} <= provided
+    core = [line for line in lines if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    assert core and not any(
+        heavy in line.lower()
+        for line in core
+        for heavy in ("torch", "sentence-transformers", "faiss", "ray", "dask", "matplotlib",
+                      "pyarrow", "jinja2")
+    ), core  # fmt: skip
 
     venv = tmp_path / "venv"
     subprocess.run(
