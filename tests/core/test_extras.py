@@ -245,3 +245,22 @@ def test_dask_engine_without_the_distributed_extra_is_one_line(tmp_path):
     )  # fmt: skip
     assert "--engine dask needs dask[distributed] installed" in line
     assert "pip install 'creagraph[distributed]'" in line
+
+
+@pytest.mark.parametrize(
+    ("module", "purpose"),
+    [("matplotlib", "needed to draw the report's figures"),
+     ("jinja2", "needed to render the report's page")],
+)  # fmt: skip
+def test_report_without_the_report_extra_is_one_line(tmp_path, module, purpose):
+    results = tmp_path / "results"
+    results.mkdir()
+    rows = [{"model": m, "query_id": "q1", "utility": {"0.7": u, "0.9": u}}
+            for m, u in (("m1", 0.5), ("m2", 0.4))]  # fmt: skip
+    (results / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = _cli(tmp_path, "report", str(results), "--out", str(tmp_path / "report"),
+                blocked=(module,))  # fmt: skip
+    assert _one_error_line(done) == (
+        f"error: {module} is not installed ({purpose}): install the report extra, "
+        "pip install 'creagraph[report]'"
+    )
