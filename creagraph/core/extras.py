@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from creagraph.core.errors import InputError
+from creagraph.core.io import InputError
 
 __all__ = ["EXTRAS", "MissingExtraError", "require", "extra_for", "install_hint"]
 
@@ -59,7 +59,7 @@ _MODULES: dict[str, tuple[str, str]] = {
 class MissingExtraError(InputError, ImportError):
     """An optional dependency is not installed; the message names the extra to install.
 
-    An :class:`~creagraph.core.errors.InputError` (the command line prints it as one line and
+    An :class:`~creagraph.core.io.InputError` (the command line prints it as one line and
     exits 2) and an :class:`ImportError` (code that falls back when a module is missing
     keeps working).
     """

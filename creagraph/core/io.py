@@ -20,9 +20,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from creagraph.core.errors import InputError
-from creagraph.core.extras import require
-
 __all__ = [
     "InputError",
     "atomic_write",
@@ -45,6 +42,10 @@ __all__ = [
 #: Injection"): =, +, -, @, tab and carriage return.
 _FORMULA_START = frozenset("=+-@\t\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class InputError(ValueError):
+    """Bad user input, with the file (and line or field) it came from in the message."""
 
 
 @contextlib.contextmanager
@@ -360,6 +361,8 @@ def iter_csv_lines(
 
 
 def _iter_parquet(p: Path) -> Iterator[dict[str, Any]]:
+    from creagraph.core.extras import require  # (core.extras imports this module)
+
     pq = require("pyarrow.parquet", "parquet", "needed to read .parquet files")
 
     try:
@@ -389,6 +392,8 @@ def write_records(
     elif suffix == ".csv":
         write_csv(p, records)
     elif suffix == ".parquet":
+        from creagraph.core.extras import require
+
         pa = require("pyarrow", "parquet", "needed to write .parquet files")
         pq = require("pyarrow.parquet", "parquet", "needed to write .parquet files")
 

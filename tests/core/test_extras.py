@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from creagraph.core.errors import InputError
 from creagraph.core.extras import EXTRAS, MissingExtraError, extra_for, install_hint, require
+from creagraph.core.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
