@@ -16,7 +16,7 @@ distributed engines, the report and Parquet come with extras (``pip install
 
 CREATE scoring in one call: ``creagraph.score(answers, judge=..., mode=..., store=...)``
 (:func:`creagraph.scoring.api.score`), configured by keywords or a
-:class:`~creagraph.scoring.distributed.ScorerConfig`.
+:class:`~creagraph.scoring.config.ScorerConfig`.
 """
 
 from typing import Any
