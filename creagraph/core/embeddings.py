@@ -132,7 +132,11 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Length of each vector."""
+        ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Return an array of shape ``(len(texts), dim)``."""
@@ -208,7 +212,7 @@ class SentenceTransformerEmbedder:
         return self._model
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         model = self._load()
         getter = (
             getattr(model, "get_embedding_dimension", None)
@@ -333,7 +337,7 @@ class CachedEmbedder:
         self._dim: int | None = None
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         # known from any vector already returned, so that a cached run never loads the model
         if self._dim is None:
             self._dim = int(self.embedder.dim)
@@ -468,7 +472,7 @@ def default_embedder(
     same_model = (
         _DEFAULT is not None and getattr(_DEFAULT.embedder, "precision", "fp32") == precision
     )
-    if not same_model or path != _DEFAULT.cache_path:
+    if _DEFAULT is None or not same_model or path != _DEFAULT.cache_path:
         model = (
             _DEFAULT.embedder
             if same_model and _DEFAULT is not None

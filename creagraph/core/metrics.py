@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -221,7 +221,9 @@ def distance_matrix(
     return d
 
 
-def greedy_order(quality: Sequence[float], distances: np.ndarray) -> tuple[list[int], list[float]]:
+def greedy_order(
+    quality: Sequence[float] | np.ndarray, distances: np.ndarray
+) -> tuple[list[int], list[float]]:
     """Greedy ordering for creative utility, O(n²) (SPEC §3.6).
 
     First the highest-quality path, then repeatedly the path maximising
@@ -380,7 +382,7 @@ def _distance_block(
     distances from ``vectors[rows]`` to ``vectors[columns]``, as :func:`distance_matrix`
     computes them (its diagonal fill aside)."""
     gram = vectors[rows] @ vectors[columns].T
-    block = raw_distance(gram, out=gram)
+    block = cast(np.ndarray, raw_distance(gram, out=gram))  # an array in, an array out
     return block, _transform(block, mode)
 
 
@@ -430,7 +432,7 @@ def pairwise_distance_means(
 
 
 def greedy_order_from_vectors(
-    quality: Sequence[float],
+    quality: Sequence[float] | np.ndarray,
     vectors: np.ndarray,
     mode: UtilityMode = "paper",
     *,

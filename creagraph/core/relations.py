@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -147,7 +147,9 @@ class RelationLinker:
         """
         from creagraph.core.propvectors import saved_name_vectors
 
-        lookup, add = getattr(self.embedder, "lookup", None), getattr(self.embedder, "add", None)
+        # a CachedEmbedder has both; another Embedder may have neither
+        lookup: Any = getattr(self.embedder, "lookup", None)
+        add: Any = getattr(self.embedder, "add", None)
         caching = lookup is not None and add is not None
         if caching and texts and lookup(texts[:1]):  # a warm cache: read it (no file load)
             return None
