@@ -188,9 +188,9 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
     )
 
     first: dict[str, list] = {}
-    for row in sorted(rows, key=lambda r: (r.model, str(r.index).zfill(12))):
-        if len(first.setdefault(row.model, [])) < kg_queries:
-            first[row.model].append(row)
+    for answer in sorted(rows, key=lambda r: (r.model, str(r.index).zfill(12))):
+        if len(first.setdefault(answer.model, [])) < kg_queries:
+            first[answer.model].append(answer)
     subset = [row for group in first.values() for row in group]
     typer.secho(
         f"\n== grounding {len(subset)} answers ({kg_queries} per model) in the graph "

@@ -1051,7 +1051,7 @@ def _cohen_rows(labels: RatingLabels) -> list[dict[str, Any]]:
         rows.append(_stat("cohens_kappa", kappa.kappa, kappa.n, "two raters, unweighted"))
         if labels.numeric:
             for wt in ("linear", "quadratic"):
-                kw = cohens_kappa(first, second, weights=wt)  # type: ignore[arg-type]
+                kw = cohens_kappa(first, second, weights=wt)
                 rows.append(_stat(f"cohens_kappa_{wt}", kw.kappa, kw.n, "two raters, weighted"))
     except ValueError as exc:
         rows.append(_stat("cohens_kappa", None, 0, str(exc)))

@@ -135,7 +135,8 @@ def load_source_relations(path: str | os.PathLike[str] | None = None) -> list[So
     """Source relations in file order (``pid, label, side, note``)."""
     p = Path(path) if path is not None else wikidata_dir() / "source_relations.tsv"
     names = ("pid", "label", "side", "members")
-    out, seen = [], set()
+    out: list = []
+    seen: set[str] = set()
     for lineno, (pid, label, side, note) in read_tsv(p, 4, names):
         _check_id(p, lineno, "pid", pid, "P")
         _unique(p, lineno, "pid", pid, seen)
@@ -189,7 +190,8 @@ def load_phrasing(path: str | os.PathLike[str] | None = None) -> dict[str, Phras
 def load_holder_types(path: str | os.PathLike[str] | None = None) -> list[HolderType]:
     """Holder classes in priority order (``qid, label, noun phrase, relative pronoun``)."""
     p = Path(path) if path is not None else wikidata_dir() / "holder_types.tsv"
-    out, seen = [], set()
+    out: list = []
+    seen: set[str] = set()
     for lineno, (qid, label, noun, pronoun) in read_tsv(p, 4, ("qid", "label", "noun", "pronoun")):
         _check_id(p, lineno, "qid", qid, "Q")
         _unique(p, lineno, "qid", qid, seen)

@@ -46,7 +46,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-_END = object()
+_END: Any = object()
 
 FILTER_ORDER = (
     "no_informative_edge",

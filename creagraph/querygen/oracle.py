@@ -284,14 +284,14 @@ class GraphCache:
     def __init__(self, kg, max_nodes: int = 100_000):
         self.kg = kg
         self.max_nodes = int(max_nodes)
-        self._neighbours: dict[str, list[tuple[Edge, str, bool]]] = {}
+        self._neighbours: dict[str, list[list[Any]]] = {}
         self._degree: dict[str, int | None] = {}
         self.sizes: dict[Triple, int] = {}
         self._labels: dict[str, str | None] = {}
         self._inverse: dict[str, str | None] = {}
         self._holders: dict[tuple[str, str], list[str]] = {}
 
-    def neighbours(self, node: str) -> list[list]:
+    def neighbours(self, node: str) -> list[list[Any]]:
         """``[edge, other node, forward, σ]`` for every statement of ``node``, both directions.
 
         σ (the edge's specificity) is ``-1`` until :meth:`sigma` computes it, once per run.

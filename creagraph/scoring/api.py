@@ -133,9 +133,14 @@ def build_scorer(
         from creagraph.scoring.groundcache import default_grounding_cache
 
         cache = default_grounding_cache()  # issue 19: verdicts kept between runs
+        # a kg or hybrid judge always needs the graph, so all three are set above
+        assert kg is not None and entity_linker is not None and relation_linker is not None
         grounder = Grounder(kg, entity_linker, relation_linker, negatives=negatives, cache=cache)
         kg_judge = KgJudge(grounder)
         the_judge = kg_judge if judge == "kg" else HybridJudge(kg_judge, llm())
+    optional: dict[str, Any] = {}
+    if config.max_paths is not None:
+        optional["max_paths"] = config.max_paths
     return Scorer(
         the_judge,
         embedder,
@@ -144,9 +149,13 @@ def build_scorer(
         entity_linker,
         relation_linker,
         kg,
-        ceiling=ceiling_hook(kg, embedder, mode, config.ceiling_k) if config.ceiling_k else None,
-        **({"max_paths": config.max_paths} if config.max_paths is not None else {}),
+        ceiling=(
+            ceiling_hook(kg, embedder, mode, config.ceiling_k)
+            if config.ceiling_k and kg is not None
+            else None
+        ),
         unknown=plain(config.unknown),
+        **optional,
     )
 
 

@@ -287,7 +287,7 @@ class _ScorerActor:
     def __init__(self, build: Callable[[ScorerConfig], Any], config: ScorerConfig):
         self._build = build
         self._config = config
-        self._scorer = None
+        self._scorer: Any = None
 
     def setup(self) -> int:
         # Built here rather than in __init__ so a failure (a missing store, say) reaches

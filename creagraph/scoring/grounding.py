@@ -293,7 +293,7 @@ class Grounder:
             seen: set[str] = set()
             frontier = {qid}
             for _ in range(hops):
-                nxt = set()
+                nxt: set[str] = set()
                 for q in sorted(frontier):
                     for p in containment_properties():
                         nxt.update(e.object for e in self.kg.out_edges(q, p))

@@ -25,7 +25,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +118,9 @@ def _model_from_filename(path: Path) -> str | None:
     return match.group(1) if match else None
 
 
-def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) -> list[AnswerRow]:
+def read_answers(
+    paths: Sequence[str | os.PathLike[str]], model: str | None = None
+) -> list[AnswerRow]:
     """Read answer rows from one or more files; errors name the file, row and field.
 
     All rows in a list; :func:`iter_answers` yields the same rows lazily.
@@ -126,7 +128,7 @@ def read_answers(paths: list[str | os.PathLike[str]], model: str | None = None) 
     return list(iter_answers(paths, model))
 
 
-def count_answers(paths: list[str | os.PathLike[str]]) -> int | None:
+def count_answers(paths: Sequence[str | os.PathLike[str]]) -> int | None:
     """Number of rows in the input files, counted cheaply (non-empty lines of JSON Lines,
     Parquet metadata), or ``None`` when a file would have to be parsed to know (CSV, JSON).
 
@@ -225,10 +227,10 @@ def answer_rows(
         if not isinstance(record, dict):
             raise InputError(f"{where}: not an object")
         record, issues = scrub_surrogates(record)  # else unwritable as UTF-8
-        for name in REQUIRED_FIELDS:
-            value = record.get(name)
+        for required in REQUIRED_FIELDS:
+            value = record.get(required)
             if not isinstance(value, str) or not value.strip():
-                raise InputError(f"{where}: field {name!r} is missing or empty")
+                raise InputError(f"{where}: field {required!r} is missing or empty")
         answer_field = next((f for f in _ANSWER_FIELDS if f in record), None)
         if answer_field is None:
             raise InputError(

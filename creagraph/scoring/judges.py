@@ -79,7 +79,8 @@ class KgJudge:
             if len(t) != 3:
                 out.append(TripleJudgment(None, None, "malformed", {"backend": "kg"}))
                 continue
-            g = self.grounder.ground(*t, context=context)
+            head, relation, tail = t
+            g = self.grounder.ground(head, relation, tail, context=context)
             out.append(TripleJudgment(g.specificity, g.factual, g.status, g.as_dict()))
         return out
 
@@ -226,8 +227,8 @@ def _read_items(content: str | None, n: int) -> tuple[list[dict[str, Any] | None
             out.append(None)
             continue
         lowered = {str(k).casefold(): v for k, v in item.items()}
-        sizes = [lenient_number(lowered.get(k)) for k in ("class_a", "class_b")]
-        sizes = [x for x in sizes if x is not None]
+        found = [lenient_number(lowered.get(k)) for k in ("class_a", "class_b")]
+        sizes = [x for x in found if x is not None]
         if not sizes:
             for k in ("class_size", "size", "larger_class"):
                 x = lenient_number(lowered.get(k))

@@ -142,6 +142,7 @@ def query_ids(row: AnswerRow) -> dict[str, Any] | None:
                     subject_label=labels[0], property_label=labels[1], object_label=labels[2]
                 )
             source.append(record)
+    out: dict[str, Any]
     if all(extra.get(k) for k in ("entity_a_id", "rel_b_id", "entity_b_id")):
         out = {
             k: extra[k]
@@ -323,7 +324,7 @@ class Scorer:
         sigmas = [j.specificity for j in judgments]
         flags = [j.factual for j in judgments]
         stored = self._published_stored(row, i, n_triples)
-        readings = {}
+        readings: dict[str, _PathReading] = {}
         for reading in READINGS:
             if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
                 stored_sigmas, stored_facts = stored

@@ -227,9 +227,9 @@ def l2mo_results(
                     "at least 3"
                 )
             continue
-        task_pairs = None
+        task_pairs: list[tuple[str, str]] | None = None
         if pairs is not None:
-            task_pairs = [tuple(sorted(p)) for p in pairs
+            task_pairs = [(min(p), max(p)) for p in pairs
                           if p[0] in table.models and p[1] in table.models]
             if not task_pairs:
                 if skipped is not None:
