@@ -391,9 +391,10 @@ def _pairwise_cell(tables: dict[str, list], data: HCBData, base: dict[str, Any],
             if r.get("evaluator_core_skill"):
                 by_skill[r["evaluator_core_skill"]].append(r)
         for skill, srows in sorted(by_skill.items()):
+            skill_comps = hcb_comparisons(data, srows)
             _win_rate_rows(tables["win_rates_by_skill"],
                            {**base, "dimension": dim, "evaluator_core_skill": skill},
-                           hcb_comparisons(data, srows))
+                           skill_comps.items, *_counts(skill_comps))
         for res, fit_alpha in _fit_cell(comps, fit["ties"], fit["alpha"], fit["n_bootstrap"],
                                         fit["cluster"], fit["seed"]):
             for row in res.leaderboard():
@@ -555,10 +556,11 @@ def _counts(comps: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     return count_matrices(comps.n_items, comps.left, comps.right, comps.outcome)
 
 
-def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Comparisons) -> None:
-    wins, tie_m = _counts(comps)
+def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], items: Sequence[str],
+                   wins: np.ndarray, tie_m: np.ndarray) -> None:
+    """Per model: wins, losses, ties and win rates, from the counts of :func:`_counts`."""
     total_wins = float(wins.sum())
-    for i, m in enumerate(comps.items):
+    for i, m in enumerate(items):
         w, lo, t = wins[i].sum(), wins[:, i].sum(), tie_m[i].sum()
         total = w + lo + t
         if total == 0:
@@ -575,8 +577,8 @@ def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Compa
 
 
 def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps: Comparisons) -> None:
-    _win_rate_rows(tables["win_rates"], base, comps)
     wins, tie_m = _counts(comps)
+    _win_rate_rows(tables["win_rates"], base, comps.items, wins, tie_m)
     for i, m in enumerate(comps.items):
         for j, opp in enumerate(comps.items):
             tot = wins[i, j] + wins[j, i] + tie_m[i, j]
