@@ -410,14 +410,14 @@ def _scalar_means_and_alpha(tables: dict[str, list], base: dict[str, Any],
                             scalar: list[dict[str, Any]], axis: str, models: list[str]) -> None:
     """Per model: the mean rating on ``axis`` and Krippendorff's α over its prompts."""
     for m in models:
-        vals = np.array([r[axis] for r in scalar if r["model"] == m], dtype=float)
+        sub = [r for r in scalar if r["model"] == m]
+        vals = np.array([r[axis] for r in sub], dtype=float)
         vals = vals[~np.isnan(vals)]
         tables["scalar_means"].append(
             {**base, "model": m, "axis": axis, "n": int(vals.size),
              "mean": float(vals.mean()) if vals.size else None,
              "sd": float(vals.std(ddof=1)) if vals.size > 1 else None}
         )
-        sub = [r for r in scalar if r["model"] == m]
         mat, units, raters = ratings_matrix(
             [r["prompt_id"] for r in sub], [r["evaluator_id"] for r in sub],
             [r[axis] for r in sub],
