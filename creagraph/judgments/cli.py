@@ -84,7 +84,7 @@ def _write_out(out: Path | None, rows: list[dict[str, Any]], as_json: bool) -> N
     """``--out``: also write the table, and say so unless printing JSON."""
     if out is None:
         return
-    from creagraph.judgments.hcb import write_table
+    from creagraph.judgments.hcb_io import write_table
 
     write_table(out, rows)
     if not as_json:
@@ -357,7 +357,7 @@ def hcb_synth_cmd(
 ) -> None:
     """Write synthetic HCB-format data with known ground truth (for demos and tests)."""
     from creagraph.cliopts import deprecated_alias
-    from creagraph.judgments.hcb import write_hcb
+    from creagraph.judgments.hcb_io import write_hcb
     from creagraph.judgments.synthetic import disjoint_design, generate_hcb
 
     out = deprecated_alias(out, out_old, "--out", "the positional OUT")
