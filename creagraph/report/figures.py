@@ -26,7 +26,7 @@ _STATUS_COLOURS = {"verified": "#2a9d4b", "refuted": "#d1495b", "unknown": "#9e9
 
 
 def _png(fig) -> bytes:
-    plt = require("matplotlib.pyplot", "report", "needed to draw the report's figures")
+    import matplotlib.pyplot as plt  # loaded by _pyplot(), which made ``fig``
 
     buffer = io.BytesIO()
     fig.tight_layout()
@@ -103,9 +103,9 @@ def distinct_figure(nus: dict[str, list[float]]) -> bytes:
     ----------
     nus : model → ν of each of its kept paths.
     """
-    Line2D = require("matplotlib.lines", "report", "needed to draw the report's figures").Line2D
-
     plt = _pyplot()
+    from matplotlib.lines import Line2D
+
     models = sorted(nus)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     ax.boxplot([nus[m] for m in models], showmeans=True)
