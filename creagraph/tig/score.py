@@ -216,10 +216,7 @@ class _AtomEvidence:
         self.population = population
         self.threshold = threshold
         self.cluster_score = np.array([c.cliche_score for c in population.clusters])
-        from_brief = table.atom_from_brief
-        if len(from_brief) != table.n_atoms:
-            from_brief = np.zeros(table.n_atoms, dtype=bool)
-        self.from_brief = from_brief
+        self.from_brief = table.atom_from_brief
         node_vectors = _node_vectors(table, population)
         self.has_nodes = bool(len(node_vectors))
         # nearest reference canonical atom of every own atom: one blockwise product
