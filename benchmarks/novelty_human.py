@@ -103,7 +103,7 @@ def main() -> None:
                           show_progress=False)
     seconds = time.perf_counter() - start
     novelty = {s.response_id: s.novelty for s in run.scores}
-    no_atoms = sum(1 for s in run.scores if not any(not a["from_brief"] for a in s.atoms))
+    no_atoms = run.n_without_atoms
 
     by_task: dict[str, list[Response]] = {}
     for r in responses:

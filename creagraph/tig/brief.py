@@ -128,6 +128,13 @@ def _is_instruction(word: str) -> bool:
     return word in _INSTRUCTION_WORDS or word_stem(word) in _INSTRUCTION_STEMS
 
 
+def _brief_words(brief: str) -> list[str]:
+    """The brief's content words (casefolded, in order): no function word, no instruction
+    vocabulary."""
+    words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
+    return [w for w in words if w not in _FUNCTION_WORDS and not _is_instruction(w)]
+
+
 def _content_stems(text: str) -> list[str]:
     words = [w.casefold() for w in _WORD.findall(normalize(text))]
     return [word_stem(w) for w in words if w not in _FUNCTION_WORDS]
@@ -144,8 +151,7 @@ def brief_terms(brief: str, concept: str | None = None) -> frozenset[str]:
     >>> sorted(brief_terms("Show it.", concept="quiet joy"))
     ['joy', 'quiet']
     """
-    words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
-    terms = {word_stem(w) for w in words if w not in _FUNCTION_WORDS and not _is_instruction(w)}
+    terms = {word_stem(w) for w in _brief_words(brief)}
     if concept:
         terms.update(_content_stems(concept))
     return frozenset(t for t in terms if t)
@@ -192,7 +198,5 @@ def brief_concept(brief: str, concept: str | None = None) -> str | None:
         found = _USE_OBJECT.search(brief or "")
         if found:
             return normalize(found.group(1)).strip()
-    words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
-    content = [w for w in words if w not in _FUNCTION_WORDS and not _is_instruction(w)]
-    unique = list(dict.fromkeys(content))
+    unique = list(dict.fromkeys(_brief_words(brief)))
     return unique[0] if len(unique) == 1 else None

@@ -301,17 +301,14 @@ def _pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
     return pairs
 
 
-def _tables(shared: _Shared, population: list[Any], concept: str | None = None,
-            concept_option: bool = False) -> dict[str, Any]:
-    """The population's atom tables (``concept`` added to every task's brief when the
-    command has a ``--concept`` option)."""
+def _tables(shared: _Shared, population: list[Any],
+            concept: str | None = None) -> dict[str, Any]:
+    """The population's atom tables (``concept``, the ``--concept`` option of the commands
+    that have one, added to every task's brief)."""
     from creagraph.tig.population import build_atom_tables
 
-    extractor = shared.make_extractor()
-    if not concept_option:
-        return build_atom_tables(population, extractor)
     return build_atom_tables(
-        population, extractor,
+        population, shared.make_extractor(),
         concepts=_concepts(concept, {r.task_id: None for r in population}),
     )
 
@@ -522,7 +519,7 @@ def anchors(
     population = shared.load(responses)
     population_config = shared.config()
     pairs = _pairs(pair)
-    tables = _tables(shared, population, concept, concept_option=True)
+    tables = _tables(shared, population, concept)
     _check_pairs(pairs, tables)
     _check_min_models(min_models, tables, whole_population)
     skipped: dict[str, str] = {}
@@ -575,7 +572,7 @@ def score(
         raise InputError(str(exc)) from exc
     population = shared.load(responses)
     config = shared.config()
-    tables = _tables(shared, population, concept, concept_option=True)
+    tables = _tables(shared, population, concept)
     run = score_tables(tables, None, config, score_config)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")

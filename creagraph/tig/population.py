@@ -101,6 +101,11 @@ class AtomTable:
     _canonical_ids: dict[tuple[int, str], str] = field(default_factory=dict, repr=False)
     _cluster_cache: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        # a table built without brief flags: no atom restates the brief
+        if len(self.atom_from_brief) != self.n_atoms:
+            self.atom_from_brief = np.zeros(self.n_atoms, dtype=bool)
+
     @property
     def n_atoms(self) -> int:
         return len(self.atom_form)
@@ -416,10 +421,7 @@ def _select(table: AtomTable, models: Iterable[str] | None) -> _Selection:
     keep_model = np.zeros(len(table.models), dtype=bool)
     keep_model[[model_index[m] for m in included]] = True
     keep_response = keep_model[table.response_model]
-    from_brief = table.atom_from_brief
-    if len(from_brief) != table.n_atoms:
-        from_brief = np.zeros(table.n_atoms, dtype=bool)
-    atom_index = np.flatnonzero(keep_response[table.atom_response] & ~from_brief)
+    atom_index = np.flatnonzero(keep_response[table.atom_response] & ~table.atom_from_brief)
     atom_forms = table.atom_form[atom_index]
     return _Selection(
         included=included,

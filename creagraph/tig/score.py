@@ -158,6 +158,12 @@ class ScoreRun:
     skipped: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def n_without_atoms(self) -> int:
+        """Scored responses with no atom beyond the brief: their novelty rests on distance
+        alone."""
+        return sum(1 for s in self.scores if not any(not a["from_brief"] for a in s.atoms))
+
 
 def _node_vectors(table: AtomTable, population: Population) -> np.ndarray:
     text_of_form, rep = table.form_texts()
@@ -216,10 +222,7 @@ class _AtomEvidence:
         self.population = population
         self.threshold = threshold
         self.cluster_score = np.array([c.cliche_score for c in population.clusters])
-        from_brief = table.atom_from_brief
-        if len(from_brief) != table.n_atoms:
-            from_brief = np.zeros(table.n_atoms, dtype=bool)
-        self.from_brief = from_brief
+        self.from_brief = table.atom_from_brief
         node_vectors = _node_vectors(table, population)
         self.has_nodes = bool(len(node_vectors))
         # nearest reference canonical atom of every own atom: one blockwise product
@@ -340,7 +343,7 @@ def score_tables(
             for s in _score_model(table, model, task_vectors, config, score_config):
                 by_id[s.response_id] = s
         run.scores.extend(by_id[r.response_id] for r in table.responses)
-    no_atoms = sum(1 for s in run.scores if not any(not a["from_brief"] for a in s.atoms))
+    no_atoms = run.n_without_atoms
     if run.scores and no_atoms / len(run.scores) >= 0.02:
         run.warnings.append(
             f"{no_atoms} of {len(run.scores)} responses ({no_atoms / len(run.scores):.1%}) have "
