@@ -530,11 +530,10 @@ class EmptySelectionError(ValueError):
 
 def _why_empty(kg, relations, report: FilterReport, config: GenerationConfig) -> str:
     parts = []
+    counts = kg.property_counts() if hasattr(kg, "property_counts") else None
     for rel in relations:
         row = report.per_relation.get(rel.pid, {})
-        statements = (
-            kg.property_counts().get(rel.pid, 0) if hasattr(kg, "property_counts") else None
-        )
+        statements = counts.get(rel.pid, 0) if counts is not None else None
         rejected = report.categories_rejected.get(rel.pid) or Counter()
         if statements == 0:
             why = "the graph has no statement of it"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from creagraph.core.llm import ChatClient, LLMError
@@ -209,7 +209,7 @@ def rewrite_query(
 
 
 def rewrite_queries(
-    records: Sequence[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     client: ChatClient,
     *,
     linker: RelationLinker | Callable[[], RelationLinker],
@@ -244,7 +244,7 @@ def rewrite_with_graph(
         return made[0]
 
     rows = progress(records, desc="rewrite", unit=" queries") if show_progress else records
-    return [rewrite_query(r, client, linker=linker) for r in rows]
+    return rewrite_queries(rows, client, linker=linker)  # the phrasing catalogue read once
 
 
 def rewrite_summary(records: Sequence[Mapping[str, Any]]) -> str:

@@ -705,10 +705,7 @@ def _prepare(
 
     scored: list[OraclePath] = []
     for p in found.paths:
-        class_sizes = tuple(
-            sizes[key] if (key := t.as_tuple()) in sizes else cache.class_size(key)
-            for t in p.triples
-        )
+        class_sizes = tuple(sizes[t.as_tuple()] for t in p.triples)
         sigmas = tuple(specificity(s) for s in class_sizes)
         quality = path_quality(sigmas, True)
         labelled = tuple(

@@ -226,6 +226,12 @@ class PairSampler:
         self._used: list[set[int]] = [set() for _ in self.categories]
         self._kept = [0] * len(self.categories)
         self._open = [i for i, c in enumerate(self.categories) if len(c.members) >= 2]
+        # the open categories of at least prefer_min_size, in _open's order
+        self._preferred = (
+            [i for i in self._open if self.categories[i].size >= prefer_min_size]
+            if prefer_min_size is not None
+            else []
+        )
         self._index = {(c.property, c.entity, c.side): i for i, c in enumerate(self.categories)}
 
     def _total(self, i: int) -> int:
@@ -234,16 +240,13 @@ class PairSampler:
 
     def _close(self, i: int) -> None:
         self._open.remove(i)
+        if i in self._preferred:
+            self._preferred.remove(i)
 
     def draw(self, rng: np.random.Generator) -> tuple[Category, str, str] | None:
         """``(category, member a, member b)`` or ``None`` when every pair is used."""
         while self._open:
-            pool = self._open
-            if self.prefer_min_size is not None:
-                preferred = [
-                    j for j in self._open if self.categories[j].size >= self.prefer_min_size
-                ]
-                pool = preferred or self._open
+            pool = self._preferred or self._open
             i = pool[int(rng.integers(len(pool)))]
             total, used = self._total(i), self._used[i]
             if len(used) >= total:
