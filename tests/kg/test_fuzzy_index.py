@@ -12,6 +12,7 @@ from creagraph.core.text import normalize_loose
 from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex, length_window
 from creagraph.scoring.inputs import read_answers
 from creagraph.scoring.parse import parse_answer
+from tests.kg.slicedump import slice_dump
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +99,6 @@ def test_fuzzy_tables_saved_at_import_equal_those_built_on_first_use(slice_path,
     """``kg import`` saves the name tables and trigram index (fuzzy.npz, recorded and
     checked in meta.json like every store file); loading them gives exactly what a store
     built before (no fuzzy.npz) reads and builds on first use, and the same search hits."""
-    import gzip
-    import itertools
     import json
     import shutil
 
@@ -107,12 +106,8 @@ def test_fuzzy_tables_saved_at_import_equal_those_built_on_first_use(slice_path,
     from creagraph.kg import EmbeddedKG, import_dumps
     from creagraph.kg.embedded import _FUZZY_QUERY, _fuzzy_table
 
-    with gzip.open(slice_path, "rb") as handle:
-        lines = list(itertools.islice(handle, 0, None, 29))[:20_000]
-    dump = tmp_path / "part.nt"
-    dump.write_bytes(b"".join(lines))
     store = tmp_path / "store"
-    import_dumps([dump], store, show_progress=False)
+    import_dumps([slice_dump(slice_path, tmp_path, step=29)], store, show_progress=False)
     meta = json.loads((store / "meta.json").read_text())
     assert meta["files"]["fuzzy.npz"]["size"] == (store / "fuzzy.npz").stat().st_size
     old = tmp_path / "old"  # as imported before fuzzy.npz existed

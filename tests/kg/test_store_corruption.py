@@ -4,7 +4,6 @@ file and how to re-import — never a raw numpy/SQLite traceback, never silent w
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import shutil
@@ -14,6 +13,7 @@ import pytest
 
 from creagraph.core.io import InputError
 from creagraph.kg import EmbeddedKG, import_dumps
+from tests.kg.slicedump import slice_dump
 
 FILES = [
     "meta.json",
@@ -33,12 +33,8 @@ FILES = [
 def small_store(slice_path, tmp_path_factory) -> Path:
     """A store from 20,000 real slice lines (labels and statements)."""
     folder = tmp_path_factory.mktemp("corrupt")
-    with gzip.open(slice_path, "rb") as handle:
-        lines = list(itertools.islice(handle, 0, None, 33))[:20_000]
-    dump = folder / "part.nt"
-    dump.write_bytes(b"".join(lines))
     store = folder / "store"
-    import_dumps([dump], store, show_progress=False)
+    import_dumps([slice_dump(slice_path, folder, step=33)], store, show_progress=False)
     kg = EmbeddedKG(store)
     assert kg.stats()["statements"] > 1000 and kg.verify()
     kg.close()
