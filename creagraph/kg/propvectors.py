@@ -13,7 +13,6 @@ loaded).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -24,6 +23,7 @@ from creagraph.core.propvectors import (
     compute_property_vectors,
     write_property_vectors,
 )
+from creagraph.kg.store import _file_digest
 
 __all__ = ["add_property_vectors"]
 
@@ -50,10 +50,9 @@ def add_property_vectors(store: str | os.PathLike[str]) -> bool:
     texts, vectors, identity = computed
     path = folder / FILE_NAME
     write_property_vectors(path, texts, vectors, identity)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     meta_path = folder / "meta.json"
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta["files"][FILE_NAME] = {"size": path.stat().st_size, "sha256": digest}
+    meta["files"][FILE_NAME] = _file_digest(path)
     with atomic_write(meta_path) as handle:
         json.dump(meta, handle, indent=1)
     return True

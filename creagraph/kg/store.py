@@ -103,15 +103,18 @@ def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]
     return keys, info, FuzzyIndex(keys, {3: index})
 
 
+def _file_digest(path: Path) -> dict:
+    """What ``meta.json`` records of one store file: its size and SHA-256."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
 def _file_digests(folder: Path) -> dict[str, dict]:
-    out = {}
-    for name in _STORE_FILES + tuple(n for n in _OPTIONAL_FILES if (folder / n).exists()):
-        digest = hashlib.sha256()
-        with (folder / name).open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        out[name] = {"size": (folder / name).stat().st_size, "sha256": digest.hexdigest()}
-    return out
+    names = _STORE_FILES + tuple(n for n in _OPTIONAL_FILES if (folder / n).exists())
+    return {name: _file_digest(folder / name) for name in names}
 
 
 def _damaged(store: Path, name: str, problem: str) -> InputError:
