@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from creagraph.core.io import InputError
+from creagraph.core.propvectors import FILE_NAME as _PROPVECTORS_FILE
 from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex
 
 __all__ = ["STORE_FORMAT", "STORE_MARKER"]
@@ -37,7 +38,7 @@ _ARRAYS = ("qnums", "pnums", "out_indptr", "out_prop", "out_obj", "in_indptr", "
 _STORE_FILES = tuple(f"{name}.npy" for name in _ARRAYS) + ("text.sqlite",)
 #: Store files that older stores lack: checked like the others when meta.json records them.
 _FUZZY_FILE = "fuzzy.npz"
-_OPTIONAL_FILES = (_FUZZY_FILE, "propvectors.npz")  # propvectors: issue 19
+_OPTIONAL_FILES = (_FUZZY_FILE, _PROPVECTORS_FILE)  # propvectors: issue 19
 _FUZZY_PREFIXES = ("Q", "P")
 _SQL_TABLES = {"records", "aliases", "names"}
 _FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) = ?"
