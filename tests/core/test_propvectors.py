@@ -4,8 +4,6 @@ them, checked like every store file, and optional (no embedding libraries: not w
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 import os
 import shutil
@@ -22,6 +20,7 @@ from creagraph.core.propvectors import FILE_NAME, read_property_vectors, saved_n
 from creagraph.core.relations import RelationLinker
 from creagraph.kg import EmbeddedKG, import_dumps
 from creagraph.scoring.grounding import EntityLinker, Grounder
+from tests.kg.slicedump import slice_dump
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,12 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def small_dump(slice_path, tmp_path_factory) -> Path:
     """20,000 real slice lines (labels, aliases and statements of ~200 properties)."""
-    folder = tmp_path_factory.mktemp("propvectors")
-    with gzip.open(slice_path, "rb") as handle:
-        lines = list(itertools.islice(handle, 0, None, 31))[:20_000]
-    dump = folder / "part.nt"
-    dump.write_bytes(b"".join(lines))
-    return dump
+    return slice_dump(slice_path, tmp_path_factory.mktemp("propvectors"), step=31)
 
 
 @pytest.fixture(scope="module")
