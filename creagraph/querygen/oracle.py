@@ -464,7 +464,8 @@ class _PathSearch:
         if self.hops < 2 or len(holders) > min(budget.max_holders, budget.max_expansions // 2):
             return None
         # every holder's neighbour list is read (and counted) once, endpoints never
-        # skipped as hubs; the reverse index over them is shared by queries of the target
+        # skipped as hubs; the lists are cached across queries, the reverse index over them
+        # is built per query (only this start's neighbours with k = 3)
         for h in holders:
             self.fetched[h] = shared.neighbours(h)
         self.expansions += len(holders)
