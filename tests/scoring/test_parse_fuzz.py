@@ -61,10 +61,17 @@ def test_any_json_value_in_any_wrapper(value, wrapper):
 @given(
     prefix=st.text(max_size=200).filter(lambda t: "<answer>" not in t.lower()),
     suffix=st.text(max_size=200),
-    heads=st.lists(st.text(min_size=1, max_size=12).filter(str.strip), min_size=1, max_size=3),
+    heads=st.lists(
+        st.text(min_size=1, max_size=12).filter(
+            lambda t: t.strip() and "</think>" not in t and "</reason>" not in t
+        ),
+        min_size=1,
+        max_size=3,
+    ),
 )
 def test_answer_found_inside_noise(prefix, suffix, heads):
-    # </think> is a marker of its own; keep it out of the noise for this property
+    # </think> is a marker of its own (the answer is what follows the last one): keep it out
+    # of the noise and of the triples for this property
     prefix, suffix = (s.replace("</think>", "").replace("</reason>", "") for s in (prefix, suffix))
     triples = [[h.strip(), "rel", "tail"] for h in heads]
     text = f"{prefix}<answer>{json.dumps({'1': triples})}</answer>{suffix}"
