@@ -50,6 +50,7 @@ __all__ = [
     "default_grounding_cache",
     "grounding_context",
     "linker_context",
+    "store_digest",
 ]
 
 #: Bump when a change to grounding or linking can change any verdict.
@@ -63,14 +64,18 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _store_identity(kg: Any) -> str | None:
-    store = getattr(kg, "store", None)
-    if store is None:
-        return None
+def store_digest(store: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of a graph store's ``meta.json`` (which records every store file's
+    checksum), or ``None`` when it cannot be read."""
     try:
         return hashlib.sha256((Path(store) / "meta.json").read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def _store_identity(kg: Any) -> str | None:
+    store = getattr(kg, "store", None)
+    return None if store is None else store_digest(store)
 
 
 def linker_context(linker: Any) -> str | None:
