@@ -78,13 +78,18 @@ def _store_identity(kg: Any) -> str | None:
     return None if store is None else store_digest(store)
 
 
+def _linker_settings(linker: Any) -> list[Any]:
+    """The entity linker's settings that decide its links (part of both cache contexts)."""
+    return [type(linker).__name__, linker.candidates, linker.min_fuzzy]
+
+
 def linker_context(linker: Any) -> str | None:
     """The part of the cache keys of an entity linker's links: :data:`GROUNDING_VERSION`,
     the graph's identity and the linker's settings; ``None`` for a graph without a store."""
     store = _store_identity(linker.kg)
     if store is None:
         return None
-    settings = [type(linker).__name__, linker.candidates, linker.min_fuzzy]
+    settings = _linker_settings(linker)
     return _digest({"version": GROUNDING_VERSION, "store": store, "entities": settings})
 
 
@@ -96,7 +101,7 @@ def grounding_context(grounder: Any) -> str | None:
     store = _store_identity(grounder.kg)
     if store is None:
         return None
-    entities, relations = grounder.entities, grounder.relations
+    relations = grounder.relations
     settings = {
         "version": GROUNDING_VERSION,
         "store": store,
@@ -107,7 +112,7 @@ def grounding_context(grounder: Any) -> str | None:
             grounder.candidates,
             sorted(grounder.negatives),
         ],
-        "entities": [type(entities).__name__, entities.candidates, entities.min_fuzzy],
+        "entities": _linker_settings(grounder.entities),
         "relations": [
             type(relations).__name__,
             relations.top_k,
