@@ -22,7 +22,6 @@ each "before" being a reference implementation of the old path timed in the same
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -35,6 +34,8 @@ import numpy as np
 
 os.environ.setdefault("CREAGRAPH_PROGRESS", "0")
 
+from _common import parser_with_store, sample_outputs  # noqa: E402
+
 from creagraph.core.embeddings import (  # noqa: E402
     CachedEmbedder,
     SentenceTransformerEmbedder,
@@ -42,7 +43,7 @@ from creagraph.core.embeddings import (  # noqa: E402
     set_torch_threads,
 )
 from creagraph.core.metrics import distance_matrix, path_string  # noqa: E402
-from creagraph.core.paths import default_slice_path, default_store_dir  # noqa: E402
+from creagraph.core.paths import default_slice_path  # noqa: E402
 from creagraph.core.relations import RelationLinker  # noqa: E402
 from creagraph.core.text import normalize_loose  # noqa: E402
 from creagraph.kg import EmbeddedKG, import_dumps  # noqa: E402
@@ -56,12 +57,7 @@ from creagraph.scoring.prepare import prepare_run, run_relation_phrases  # noqa:
 
 
 def load_rows(n: int):
-    samples = sorted(
-        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
-            "*.jsonl"
-        )
-    )
-    rows = read_answers(samples)
+    rows = read_answers(sample_outputs())
     step = max(1, len(rows) // n)
     return rows, rows[::step][:n]
 
@@ -281,8 +277,7 @@ def help_time(before_tree: Path | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, default=default_store_dir())
+    parser = parser_with_store(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=16, help="sample answers to score")
     parser.add_argument("--before-tree", type=Path, default=None)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-5)")

@@ -318,9 +318,9 @@ def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | Non
     identity (its path and the SHA-256 of its ``meta.json``, which holds every store
     file's checksum) and each input file's identity (path, size, SHA-256)."""
     import dataclasses
-    import hashlib
 
     from creagraph.core.outdir import file_identity
+    from creagraph.scoring.groundcache import store_digest
 
     fp: dict = {}
     for f in dataclasses.fields(config):
@@ -328,12 +328,7 @@ def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | Non
             continue
         value = getattr(config, f.name)
         if f.name == "store" and value is not None:
-            meta = Path(value) / "meta.json"
-            try:
-                digest = hashlib.sha256(meta.read_bytes()).hexdigest()
-            except OSError:
-                digest = None
-            value = {"path": str(Path(value).resolve()), "sha256": digest}
+            value = {"path": str(Path(value).resolve()), "sha256": store_digest(value)}
         fp["--" + f.name.replace("_", "-")] = value
     fp["--model"] = model
     fp["inputs"] = [file_identity(p) for p in inputs]

@@ -50,6 +50,7 @@ __all__ = [
     "default_grounding_cache",
     "grounding_context",
     "linker_context",
+    "store_digest",
 ]
 
 #: Bump when a change to grounding or linking can change any verdict.
@@ -63,14 +64,23 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _store_identity(kg: Any) -> str | None:
-    store = getattr(kg, "store", None)
-    if store is None:
-        return None
+def store_digest(store: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of a graph store's ``meta.json`` (which records every store file's
+    checksum), or ``None`` when it cannot be read."""
     try:
         return hashlib.sha256((Path(store) / "meta.json").read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+def _store_identity(kg: Any) -> str | None:
+    store = getattr(kg, "store", None)
+    return None if store is None else store_digest(store)
+
+
+def _linker_settings(linker: Any) -> list[Any]:
+    """The entity linker's settings that decide its links (part of both cache contexts)."""
+    return [type(linker).__name__, linker.candidates, linker.min_fuzzy]
 
 
 def linker_context(linker: Any) -> str | None:
@@ -79,7 +89,7 @@ def linker_context(linker: Any) -> str | None:
     store = _store_identity(linker.kg)
     if store is None:
         return None
-    settings = [type(linker).__name__, linker.candidates, linker.min_fuzzy]
+    settings = _linker_settings(linker)
     return _digest({"version": GROUNDING_VERSION, "store": store, "entities": settings})
 
 
@@ -91,7 +101,7 @@ def grounding_context(grounder: Any) -> str | None:
     store = _store_identity(grounder.kg)
     if store is None:
         return None
-    entities, relations = grounder.entities, grounder.relations
+    relations = grounder.relations
     settings = {
         "version": GROUNDING_VERSION,
         "store": store,
@@ -102,7 +112,7 @@ def grounding_context(grounder: Any) -> str | None:
             grounder.candidates,
             sorted(grounder.negatives),
         ],
-        "entities": [type(entities).__name__, entities.candidates, entities.min_fuzzy],
+        "entities": _linker_settings(grounder.entities),
         "relations": [
             type(relations).__name__,
             relations.top_k,

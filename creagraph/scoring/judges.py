@@ -71,9 +71,20 @@ class KgJudge:
 
     def __init__(self, grounder: Grounder):
         self.grounder = grounder
+        self._row: Any = None  # the row whose query context is kept in _context
+        self._context: dict[str, str] = {}
+
+    def _query_context(self, row) -> dict[str, str]:
+        """``row``'s :func:`query_context`, computed once per row (the scorer judges a
+        row's paths one after another)."""
+        if row is None:
+            return {}
+        if row is not self._row:
+            self._row, self._context = row, query_context(row.extra, row.entity_a, row.entity_b)
+        return self._context
 
     def judge(self, row, path_index, triples):
-        context = query_context(row.extra, row.entity_a, row.entity_b) if row is not None else {}
+        context = self._query_context(row)
         out = []
         for t in triples:
             if len(t) != 3:
