@@ -132,7 +132,8 @@ def build_scorer(
         negatives = load_negatives(config.negatives) if config.negatives else ()
         from creagraph.scoring.groundcache import default_grounding_cache
 
-        cache = default_grounding_cache()  # issue 19: verdicts kept between runs
+        # issue 19: verdicts kept between runs, beside the embedder's cache
+        cache = default_grounding_cache(getattr(embedder, "cache_path", None))
         # a kg or hybrid judge always needs the graph, so all three are set above
         assert kg is not None and entity_linker is not None and relation_linker is not None
         grounder = Grounder(kg, entity_linker, relation_linker, negatives=negatives, cache=cache)

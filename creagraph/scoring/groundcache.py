@@ -188,9 +188,16 @@ class GroundingCache:
         self._conn.close()
 
 
-def default_grounding_cache() -> GroundingCache | None:
-    """The cache in :func:`~creagraph.core.embeddings.default_cache_dir`, or ``None`` when
-    ``$CREAGRAPH_GROUNDING_CACHE`` is ``0`` (off)."""
+def default_grounding_cache(
+    beside: str | os.PathLike[str] | None = None,
+) -> GroundingCache | None:
+    """The cache ``grounding.sqlite`` in the folder of the embedding cache file ``beside``
+    (default: in :func:`~creagraph.core.embeddings.default_cache_dir`), or ``None`` when
+    ``$CREAGRAPH_GROUNDING_CACHE`` is ``0`` (off).
+
+    Kept beside the embedding cache so that a run given its own (e.g. fresh) embedding
+    cache also gets its own verdicts, not those of earlier runs.
+    """
     if os.environ.get("CREAGRAPH_GROUNDING_CACHE", "1").strip().lower() in ("0", "false", "no"):
         return None
-    return GroundingCache()
+    return GroundingCache(Path(beside).parent / "grounding.sqlite" if beside else None)

@@ -100,3 +100,19 @@ def test_a_graph_without_a_store_is_not_cached(kg, tmp_path):
     assert grounding_context(grounder) is None
     grounder.ground("Douglas Adams", "educated at", "St John's College")
     assert cache.hits == cache.misses == 0
+
+
+def test_a_scorer_given_its_own_embedding_cache_keeps_its_verdicts_beside_it(
+    store_dir, rows, tmp_path, monkeypatch
+):
+    from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+
+    monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / "default"))
+    embedder = CachedEmbedder(SentenceTransformerEmbedder(), tmp_path / "own" / "cache.sqlite")
+    scorer = build_scorer(ScorerConfig(judge="kg", store=str(store_dir)), embedder=embedder)
+    scorer.score(rows[0])
+    cache = scorer.judge.grounder.cache
+    assert cache.path == tmp_path / "own" / "grounding.sqlite"
+    assert cache.misses > 0 and cache.hits == 0  # a fresh embedding cache: fresh verdicts
+    assert not (tmp_path / "default" / "grounding.sqlite").exists()
+    embedder.close()
