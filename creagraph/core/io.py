@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import hashlib
 import json
 import os
 import re
@@ -24,6 +25,7 @@ __all__ = [
     "InputError",
     "atomic_write",
     "with_filename",
+    "sha256_file",
     "read_jsonl",
     "iter_jsonl",
     "write_jsonl",
@@ -102,6 +104,15 @@ def with_filename(exc: OSError, path: str | os.PathLike[str]) -> OSError:
     if exc.filename is not None or exc.errno is None:
         return exc
     return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 hex digest of the file at ``path``, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _umask() -> int | None:

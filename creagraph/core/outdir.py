@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import socket
@@ -35,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from creagraph.core.io import InputError, atomic_write
+from creagraph.core.io import InputError, atomic_write, sha256_file
 
 __all__ = [
     "MARKER_NAME",
@@ -67,11 +66,7 @@ def file_identity(path: str | os.PathLike[str]) -> dict[str, Any]:
     resolved = str(p.resolve())
     if not stat.S_ISREG(info.st_mode):
         return {"path": resolved, "type": "non-seekable"}
-    digest = hashlib.sha256()
-    with p.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return {"path": resolved, "size": info.st_size, "sha256": digest.hexdigest()}
+    return {"path": resolved, "size": info.st_size, "sha256": sha256_file(p)}
 
 
 def check_inputs_outside(

@@ -21,7 +21,6 @@ before. Tested: ``tests/core/test_propvectors.py``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -32,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from creagraph.core.io import InputError, atomic_write
+from creagraph.core.io import InputError, atomic_write, sha256_file
 
 __all__ = [
     "FILE_NAME",
@@ -163,14 +162,6 @@ def read_property_vectors(
     return texts, vectors, header
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarray | None:
     """Vectors of ``texts`` (one row each, duplicates repeated) from ``kg``'s store, or
     ``None`` when the store has none that ``embedder`` would compute.
@@ -196,7 +187,7 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     if not path.is_file() or path.stat().st_size != expected.get("size"):
         problem = "missing" if not path.is_file() else "size differs from meta.json"
         raise InputError(f"{path}: {problem}; the store is damaged — re-import it with --force")
-    if _sha256(path) != expected.get("sha256"):
+    if sha256_file(path) != expected.get("sha256"):
         raise InputError(
             f"{path}: checksum differs from the one the import wrote; the store is damaged — "
             "re-import it with --force"
