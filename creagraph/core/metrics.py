@@ -394,6 +394,13 @@ def _off_diagonal_sum(block: np.ndarray, start: int) -> float:
     return float(block.sum() - diagonal.sum())
 
 
+def _pair_sum(block: np.ndarray, k: int) -> float:
+    """Sum over unordered pairs in a row block against the columns from its own first row
+    on: half the off-diagonal sum of its leading k×k square, plus the rest."""
+    square = block[:, :k]
+    return (float(square.sum()) - float(np.trace(square))) / 2 + float(block[:, k:].sum())
+
+
 def pairwise_distance_means(
     vectors: np.ndarray, mode: UtilityMode = "paper", *, block_elements: int = BLOCK_ELEMENTS
 ) -> tuple[float, float]:
@@ -420,13 +427,8 @@ def pairwise_distance_means(
         # part is symmetric: half of its off-diagonal sum), half the Gram work
         k = min(rows, n - start)
         raw, d = _distance_block(v, slice(start, start + k), mode, slice(start, None))
-        for block, is_raw in ((raw, True), (d, False)):
-            square = block[:, :k]
-            part = (float(square.sum()) - float(np.trace(square))) / 2 + float(block[:, k:].sum())
-            if is_raw:
-                total_raw += part
-            else:
-                total_d += part
+        total_raw += _pair_sum(raw, k)
+        total_d += _pair_sum(d, k)
     pairs = n * (n - 1) / 2
     return total_d / pairs, total_raw / pairs
 
