@@ -386,12 +386,12 @@ def _distance_block(
     return block, _transform(block, mode)
 
 
-def _off_diagonal_sum(block: np.ndarray, start: int) -> float:
-    """Sum of a row block of an n×n matrix (rows ``start…``) without its diagonal entries
-    (read through a strided view, no index arrays)."""
-    n = block.shape[1]
-    diagonal = block.reshape(-1)[start :: n + 1][: block.shape[0]]
-    return float(block.sum() - diagonal.sum())
+def _off_diagonal_sum(matrix: np.ndarray) -> float:
+    """Sum of a square matrix without its diagonal entries (read through a strided view,
+    no index arrays)."""
+    n = len(matrix)
+    diagonal = matrix.reshape(-1)[:: n + 1]
+    return float(matrix.sum() - diagonal.sum())
 
 
 def _pair_sum(block: np.ndarray, k: int) -> float:
@@ -512,7 +512,7 @@ def path_set_distances(
         if pairs == 0:
             return PathSetDistances(order, mins, float("nan"), float("nan"))
         return PathSetDistances(
-            order, mins, _off_diagonal_sum(d, 0) / pairs, _off_diagonal_sum(raw, 0) / pairs
+            order, mins, _off_diagonal_sum(d) / pairs, _off_diagonal_sum(raw) / pairs
         )
     order, mins = greedy_order_from_vectors(q, v, mode)
     mean_d, mean_raw = pairwise_distance_means(v, mode, block_elements=block_elements)
