@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from creagraph.core.io import InputError
-from creagraph.core.text import normalize, normalize_loose
+from creagraph.core.text import normalize, normalize_loose, replace_lone_surrogates
 
 __all__ = [
     "EntityRecord",
@@ -41,7 +41,6 @@ __all__ = [
 
 _QID = re.compile(r"Q[1-9][0-9]*")
 _PID = re.compile(r"P[1-9][0-9]*")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 Side = Literal["subject", "object"]
 
@@ -255,7 +254,7 @@ def search_text(text: str) -> str:
     >>> search_text("Paris\ud800") == "Paris\ufffd"
     True
     """
-    return _SURROGATE.sub("\ufffd", text)
+    return replace_lone_surrogates(text)[0]
 
 
 def id_prefix(kind: str) -> str:
