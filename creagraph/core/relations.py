@@ -116,10 +116,12 @@ class RelationLinker:
             for pid, direction in targets:
                 self._names.append((phrase, pid, direction, "rule"))
         self._exact: dict[str, list[RelationLink]] = {}
-        for text, pid, direction, method in self._names:
+        self._rows: dict[str, list[int]] = {}  # pid -> its rows in _names, for similarity()
+        for i, (text, pid, direction, method) in enumerate(self._names):
             self._exact.setdefault(normalize_loose(text), []).append(
                 RelationLink(pid, direction, method, 1.0)
             )
+            self._rows.setdefault(pid, []).append(i)
         self._vectors: np.ndarray | None = None
         self._prepared: dict[str, np.ndarray] = {}  # phrase vectors from prepare(), if uncached
 
@@ -234,7 +236,7 @@ class RelationLinker:
         key = normalize_loose(phrase)
         if any(link.pid == pid for link in self._exact.get(key, [])):
             return 1.0
-        rows = [i for i, name in enumerate(self._names) if name[1] == pid]
+        rows = self._rows.get(pid)
         if self.embedder is None or not rows or not key:
             return 0.0
         vectors = self._name_vectors()[rows]
