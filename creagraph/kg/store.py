@@ -15,7 +15,6 @@ Shared by :mod:`creagraph.kg.build` (which writes a store) and :mod:`creagraph.k
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,10 +23,11 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from creagraph.core.io import InputError
+from creagraph.core.io import InputError, sha256_file
 from creagraph.core.propvectors import FILE_NAME as _PROPVECTORS_FILE
 from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex
 
@@ -73,7 +73,7 @@ def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
 def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
     """Save, per kind, the fuzzy-search name table and its trigram index (issue 19): what
     :meth:`EmbeddedKG._fuzzy_names` otherwise reads and builds on every first search."""
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}  # Any: mypy would match a dict of arrays to savez's allow_pickle
     for prefix in _FUZZY_PREFIXES:
         keys, info = _fuzzy_table(conn.execute(_FUZZY_QUERY, (prefix,)))
         for name, values in NgramIndex(keys, 3).arrays().items():
@@ -84,7 +84,7 @@ def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
             arrays[f"{prefix}_{part}"], arrays[f"{prefix}_{part}_at"] = _pack(strings)
         arrays[f"{prefix}_alias"] = np.array([i[1] == "alias" for i in info], dtype=bool)
     with path.open("wb") as handle:
-        np.savez(handle, **arrays)  # type: ignore[arg-type]  # numpy stubs: kwargs are arrays
+        np.savez(handle, **arrays)
 
 
 def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
@@ -106,11 +106,7 @@ def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]
 
 def _file_digest(path: Path) -> dict:
     """What ``meta.json`` records of one store file: its size and SHA-256."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+    return {"size": path.stat().st_size, "sha256": sha256_file(path)}
 
 
 def _file_digests(folder: Path) -> dict[str, dict]:
