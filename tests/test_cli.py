@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from creagraph.cli import describe_error, main
+from creagraph.cli import describe_error
+from tests.clirun import run
 from tests.faultserver import fault_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,13 +26,6 @@ TINY = (
     f'<{WD}Q1> <http://www.w3.org/2000/01/rdf-schema#label> "one"@en .\n'
 )
 HUGE = "Q" + "9" * 25
-
-
-def run(capsys, *args):
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def one_line_error(err: str) -> str:

@@ -4,15 +4,8 @@ import json
 
 import pytest
 
-from creagraph.cli import main
 from creagraph.kg import EmbeddedKG, import_dumps
-
-
-def run(capsys, *args):
-    capsys.readouterr()
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.clirun import run
 
 
 def test_import_and_info(tmp_path, slice_path, capsys):

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from creagraph.cli import main
 from creagraph.kg import EmbeddedKG
+from tests.clirun import run
 
 ROOT = Path(__file__).resolve().parents[2]
 WD = "http://www.wikidata.org/entity/"
@@ -31,13 +31,6 @@ TINY = (
     f"<{WD}Q1> <http://www.wikidata.org/prop/direct/P31> <{WD}Q5> .\n"
     f'<{WD}Q1> <http://www.w3.org/2000/01/rdf-schema#label> "one"@en .\n'
 )
-
-
-def run(capsys, *args):
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
