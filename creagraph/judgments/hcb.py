@@ -3,19 +3,20 @@
 The files (layout, reading, validation, writing) are :mod:`creagraph.judgments.hcb_io`;
 its public names are re-exported here.
 
-:func:`hcb_report` produces, per domain × stage: win rates (``win_rate`` = the model's
-share of the wins in the cell, the HCB paper's definition, summing to 1 over the cell's
-models; ``pairwise_win_rate`` = (wins + ties/2) / comparisons), also by
-``evaluator_core_skill``; head-to-head matrices; Bradley–Terry ratings with bootstrap
-intervals that resample whole raters; Krippendorff's α per model and axis; Friedman's
-test and Kendall's W across models (complete blocks within a domain; a phase pools its
-domains only when they share their models, else combines the per-domain tests); mean
+:func:`hcb_report` produces, per domain × stage: win rates (``tournament_win_rate`` =
+the share of the cell's tournaments each model won, the HCB paper's Table 2, summing to 1
+over the cell's models; ``pairwise_win_rate`` = (wins + ties/2) / comparisons), also by
+``evaluator_core_skill``, and the Table-2-shaped ``table2``; head-to-head matrices;
+Bradley–Terry ratings with bootstrap intervals that resample whole raters;
+Krippendorff's α per model and axis; Friedman's test across models; Kendall's W with the
+evaluators as judges (the paper's; a phase pools its domains only when they share their
+models, else combines the per-domain tests) and over prompt × evaluator blocks; mean
 scalar ratings per axis; correlations between the axes; qualitative theme counts — and
-a convergence/divergence view: for each axis and phase, raters *converge* (α ≥
-``converge_at``), *diverge* (α < ``diverge_below`` while the models differ for some raters:
-legitimate taste), show *no difference* (α low and no rater tells the models apart) or
-fall in between (*mixed*). Statistics that rest on degenerate designs say so in a
-``note`` column.
+a convergence/divergence view per axis (per domain × phase and per phase): the rule is
+:func:`~creagraph.judgments.divergence.convergence_verdict`, on Krippendorff's α and two
+permutation tests (do the models differ; do the evaluators disagree *about the models*,
+the rater × model interaction that is taste). Statistics that rest on degenerate
+designs say so in a ``note`` column.
 
 References
 ----------
@@ -58,8 +59,15 @@ from creagraph.judgments.bradley_terry import (
     count_matrices,
     make_comparisons,
 )
+from creagraph.judgments.divergence import (
+    convergence_verdict,
+    interaction_test,
+    model_effect_test,
+    tournament_profiles,
+)
 from creagraph.judgments.hcb_io import *  # noqa: F403 (the file API, re-exported)
 from creagraph.judgments.hcb_io import AXES, SENTIMENTS, STAGES, HCBData, write_table
+from creagraph.judgments.tournaments import tournament_wins
 
 __all__ = [*hcb_io.__all__, "HCBReport", "hcb_comparisons", "hcb_report", "write_hcb_report"]
 
@@ -103,23 +111,6 @@ def hcb_comparisons(
 
 def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-
-def _verdict(
-    alpha: float | None, differ_for_raters: bool | None, converge_at: float, diverge_below: float
-) -> str:
-    """Convergence verdict (HCB's logic): raters converge when α is high; they *diverge*
-    (legitimate taste) only when α is low **and** the models differ for some raters — low
-    α between models that no rater tells apart is ``no_difference``, not taste."""
-    if alpha is None or math.isnan(alpha):
-        return "undetermined"
-    if alpha >= converge_at:
-        return "convergent"
-    if alpha < diverge_below:
-        if differ_for_raters is None:
-            return "undetermined"
-        return "divergent" if differ_for_raters else "no_difference"
-    return "mixed"
 
 
 def _safe_alpha(matrix: np.ndarray, level: str) -> float | None:
@@ -191,53 +182,45 @@ def _friedman_record(matrix: np.ndarray, keys: Sequence[tuple[Any, ...]],
     return rec
 
 
-def _rater_model_differences(
-    records: Sequence[dict[str, Any]], axis: str, group_keys: Sequence[str], significance: float
+def _divergence_fields(
+    records: Sequence[dict[str, Any]], axis: str, stratum_key: str | None,
+    n_permutations: int, seed: int | None,
 ) -> dict[str, Any]:
-    """Do the models differ *for some raters*? One Kruskal–Wallis test of the model effect
-    per rater (per ``group_keys``, e.g. (domain, evaluator)), combined by summing the
-    independent H statistics (χ² with the summed degrees of freedom); plus the spread of
-    the raters' favourite models."""
-    from scipy import stats
-
-    groups: dict[tuple[Any, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """The two permutation tests of :mod:`~creagraph.judgments.divergence` on the
+    tournaments (evaluator × prompt) of ``records`` — per stratum (``stratum_key``, e.g.
+    the domain) when given — and the spread of the evaluators' favourite models."""
+    strata: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        v = r[axis]
-        if not math.isnan(v):
-            groups[tuple(r[k] for k in group_keys)][r["model"]].append(v)
-    h_total = 0.0
-    df_total = 0
-    n_tested = 0
-    n_differ = 0
+        strata[r[stratum_key] if stratum_key else None].append(r)
+    profiles = [
+        tournament_profiles([r[axis] for r in rs], [r["evaluator_id"] for r in rs],
+                            [(r["evaluator_id"], r["prompt_id"]) for r in rs],
+                            [r["model"] for r in rs], [r["prompt_id"] for r in rs])
+        for _, rs in sorted(strata.items(), key=lambda kv: str(kv[0]))
+    ]
+    main = model_effect_test(profiles, n_permutations=n_permutations, seed=seed)
+    inter = interaction_test(profiles, n_permutations=n_permutations, seed=seed)
     tops: dict[str, int] = defaultdict(int)
-    for by_model in groups.values():
-        samples = [np.asarray(v) for v in by_model.values()]
-        n_obs = sum(x.size for x in samples)
-        if len(samples) < 2 or n_obs <= len(samples):
-            continue
-        allv = np.concatenate(samples)
-        if np.all(allv == allv[0]):
-            h, p = 0.0, 1.0
-        else:
-            res = stats.kruskal(*samples)
-            h, p = float(res.statistic), float(res.pvalue)
-        n_tested += 1
-        h_total += h
-        df_total += len(samples) - 1
-        n_differ += p < significance
-        means = {m: float(np.mean(v)) for m, v in by_model.items()}
-        best = max(means.values())
-        for m, mu in means.items():
-            if mu == best:
-                tops[m] += 1
-    p_all = float(stats.chi2.sf(h_total, df_total)) if df_total else None
+    means: dict[tuple[Any, str, str], list[float]] = defaultdict(list)
+    for r in records:
+        if not math.isnan(r[axis]):
+            means[(r[stratum_key] if stratum_key else None, r["evaluator_id"], r["model"])].append(
+                r[axis])
+    by_rater: dict[tuple[Any, str], dict[str, float]] = defaultdict(dict)
+    for (st, ev, m), vals in means.items():
+        by_rater[(st, ev)][m] = float(np.mean(vals))
+    for ratings in by_rater.values():
+        best = max(ratings.values())
+        for m, mu in ratings.items():
+            tops[m] += mu == best
     ranked = sorted(tops.items(), key=lambda kv: (-kv[1], kv[0]))
     spread = ", ".join(f"{m} {c}" for m, c in ranked[:6]) + (", …" if len(ranked) > 6 else "")
     return {
-        "raters_tested": n_tested,
-        "raters_models_differ": n_differ if n_tested else None,
-        "rater_models_differ_p": p_all,
-        "models_differ_for_raters": None if p_all is None else p_all < significance,
+        "models_p": main.pvalue if main else None,
+        "interaction_statistic": inter.statistic if inter else None,
+        "interaction_p": inter.pvalue if inter else None,
+        "n_tournaments": int(sum(p.values.shape[0] for p in profiles)),
+        "n_tournaments_incomplete": int(sum(p.n_dropped for p in profiles)),
         "rater_top_models": spread,
     }
 
@@ -252,8 +235,8 @@ def _evaluator_skills(data: HCBData) -> dict[str, str]:
 
 
 TABLES = (
-    "win_rates", "win_rates_by_skill", "head_to_head", "bradley_terry", "krippendorff",
-    "friedman", "kendalls_w_phase", "scalar_means", "scalar_means_by_skill",
+    "win_rates", "table2", "win_rates_by_skill", "head_to_head", "bradley_terry", "krippendorff",
+    "friedman", "kendalls_w_phase", "kendalls_w_blocks", "scalar_means", "scalar_means_by_skill",
     "axis_correlations", "themes", "convergence", "convergence_phase",
 )
 
@@ -268,8 +251,8 @@ def hcb_report(
     cluster: Literal["comparison", "rater", "prompt"] = "rater",
     seed: int | None = 0,
     converge_at: float = 0.667,
-    diverge_below: float = 0.4,
     significance: float = 0.05,
+    n_permutations: int = 999,
     show_progress: bool = False,
 ) -> HCBReport:
     """Per domain × phase tables and the convergence/divergence view (SPEC §5).
@@ -286,8 +269,11 @@ def hcb_report(
     cluster : {"rater", "prompt", "comparison"}
         What the Bradley–Terry bootstrap resamples (default: whole raters, since raters
         with their own tastes make their comparisons dependent).
-    converge_at, diverge_below : float
-        Krippendorff's α (interval) thresholds of the convergence verdict [1]_.
+    converge_at : float
+        Krippendorff's α (interval) from which raters agree [1]_ (see
+        :func:`~creagraph.judgments.divergence.convergence_verdict`).
+    n_permutations : int
+        Permutations of the model-effect and evaluator × model interaction tests.
     significance : float
         Level for ``models_differ`` (Friedman / Kendall p below it) and for the per-rater
         model-difference tests behind the ``divergent`` verdict.
@@ -295,11 +281,15 @@ def hcb_report(
     Returns
     -------
     HCBReport
-        Tables ``win_rates`` (``win_rate``: the HCB paper's share of the cell's wins,
-        summing to 1 over the models of a domain × phase; ``pairwise_win_rate``:
-        (wins + ties/2) / comparisons), ``win_rates_by_skill``, ``head_to_head``,
-        ``bradley_terry``, ``krippendorff``, ``friedman``, ``kendalls_w_phase`` (per
-        domain, and per phase pooled or stratified by domain), ``scalar_means``,
+        Tables ``win_rates`` (``tournament_win_rate``: the HCB paper's share of the
+        cell's tournaments won, summing to 1 over the models of a domain × phase, see
+        :mod:`~creagraph.judgments.tournaments`; ``pairwise_win_rate``: (wins + ties/2) /
+        comparisons), ``table2`` (the paper's Table 2 shape: domain × phase × model with
+        the tournament win rate, α per axis and model, and Friedman's p over the cell's
+        tournaments), ``win_rates_by_skill``, ``head_to_head``,
+        ``bradley_terry``, ``krippendorff``, ``friedman``, ``kendalls_w_phase`` (evaluators
+        as judges, per domain, and per phase pooled or stratified by domain),
+        ``kendalls_w_blocks`` (the same over prompt × evaluator blocks), ``scalar_means``,
         ``scalar_means_by_skill``, ``axis_correlations``, ``themes``, ``convergence``
         (domain × stage × axis), ``convergence_phase`` (stage × axis) and a Markdown
         ``summary``. ``models_differ`` is ``None`` (unknown) when no test was possible.
@@ -312,10 +302,10 @@ def hcb_report(
     Examples
     --------
     >>> from creagraph.judgments.synthetic import generate_hcb
-    >>> data, truth = generate_hcb(seed=0, prompts_per_cell=2)
+    >>> data, truth = generate_hcb(seed=0, prompts_per_cell=4)
     >>> report = hcb_report(data, n_bootstrap=0)
     >>> [r["verdict"] for r in report.tables["convergence_phase"]][:3]  # ideation: PA, U, VA
-    ['convergent', 'convergent', 'divergent']
+    ['convergent', 'mixed', 'divergent']
     """
     prompts = data.prompt_index()
     cells = _cells(data, prompts)
@@ -323,7 +313,8 @@ def hcb_report(
     skills = _evaluator_skills(data)
     fit = {"ties": ties, "alpha": alpha, "n_bootstrap": n_bootstrap, "cluster": cluster,
            "seed": seed}
-    thresholds = (converge_at, diverge_below, significance)
+    thresholds = {"converge_at": converge_at, "significance": significance,
+                  "n_permutations": n_permutations, "seed": seed}
     for domain, stage in _cell_order(cells, show_progress):
         cell = cells[(domain, stage)]
         base = {"domain": domain, "stage": stage}
@@ -338,7 +329,8 @@ def hcb_report(
                 _cell_axis_tests(tables, base, scalar, axis, models, thresholds)
         _theme_rows(tables["themes"], base, cell["qualitative"])
 
-    _phase_tables(tables, data, prompts, converge_at, diverge_below, significance)
+    _fill_table2_alpha(tables)
+    _phase_tables(tables, data, prompts, thresholds)
     _axis_correlations(tables, data, prompts)
     n_notes = sum(1 for rows in tables.values() for r in rows
                   if str(r.get("note", "")).startswith("degenerate"))
@@ -394,7 +386,7 @@ def _pairwise_cell(tables: dict[str, list], data: HCBData, base: dict[str, Any],
             skill_comps = hcb_comparisons(data, srows)
             _win_rate_rows(tables["win_rates_by_skill"],
                            {**base, "dimension": dim, "evaluator_core_skill": skill},
-                           skill_comps.items, *_counts(skill_comps))
+                           skill_comps)
         for res, fit_alpha in _fit_cell(comps, fit["ties"], fit["alpha"], fit["n_bootstrap"],
                                         fit["cluster"], fit["seed"]):
             for row in res.leaderboard():
@@ -453,10 +445,9 @@ def _scalar_means_by_skill(out: list[dict[str, Any]], base: dict[str, Any],
 
 def _cell_axis_tests(tables: dict[str, list], base: dict[str, Any],
                      scalar: list[dict[str, Any]], axis: str, models: list[str],
-                     thresholds: tuple[float, float, float]) -> None:
+                     thresholds: dict[str, Any]) -> None:
     """Friedman / Kendall's W across the models (prompt × evaluator blocks, else prompt
     means) and the convergence verdict of one domain × stage × axis."""
-    converge_at, diverge_below, significance = thresholds
     blocks, bkeys = _model_blocks(scalar, axis, models, ("prompt_id", "evaluator_id"))
     fr = _friedman_record(blocks, bkeys, 1)
     block_kind = "prompt×evaluator"
@@ -474,12 +465,14 @@ def _cell_axis_tests(tables: dict[str, list], base: dict[str, Any],
         [r["evaluator_id"] for r in scalar],
         [r[axis] for r in scalar],
     )
+    ev_blocks, ev_keys = _model_blocks(scalar, axis, models, ("evaluator_id",))
+    w_ev = _friedman_record(ev_blocks, ev_keys, 0)
+    div = _divergence_fields(scalar, axis, None, thresholds["n_permutations"],
+                             thresholds["seed"])
     tables["convergence"].append(
         {**base, "axis": axis,
-         **_convergence_record(mat, units, raters, fr["kendalls_w"], fr["friedman_p"],
-                               _rater_model_differences(scalar, axis, ("evaluator_id",),
-                                                        significance),
-                               converge_at, diverge_below, significance)}
+         **_convergence_record(mat, units, raters, w_ev["kendalls_w"], w_ev["friedman_p"], div,
+                               thresholds["converge_at"], thresholds["significance"])}
     )
 
 
@@ -521,7 +514,7 @@ def _fit_cell(comps: Comparisons, ties: TiePolicy, alpha: float, n_bootstrap: in
 
 def _convergence_record(
     mat: np.ndarray, units: list, raters: list, w: float | None, p: float | None,
-    rater_diff: dict[str, Any], converge_at: float, diverge_below: float, significance: float,
+    divergence: dict[str, Any], converge_at: float, significance: float,
 ) -> dict[str, Any]:
     a_int = _safe_alpha(mat, "interval")
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -534,16 +527,21 @@ def _convergence_record(
         notes.append(f"degenerate: only {pairable} unit(s) rated twice or more")
     if len(raters) < 2:
         notes.append("degenerate: one rater, no agreement to measure")
+    if divergence["interaction_p"] is None:
+        notes.append("interaction not testable: needs two evaluators and more tournaments "
+                     "than evaluators")
+    models_p, inter_p = divergence["models_p"], divergence["interaction_p"]
     return {
         "alpha_interval": a_int,
         "alpha_ordinal": _safe_alpha(mat, "ordinal"),
         "mean_rater_sd": float(np.mean(sds)) if sds.size else None,
         "kendalls_w": w,
         "friedman_p": p,
-        "models_differ": None if p is None else p < significance,
-        **rater_diff,
-        "verdict": _verdict(a_int, rater_diff["models_differ_for_raters"], converge_at,
-                            diverge_below),
+        **divergence,
+        "models_differ": None if models_p is None else models_p < significance,
+        "raters_disagree_about_models": None if inter_p is None else inter_p < significance,
+        "verdict": convergence_verdict(a_int, models_p, inter_p, converge_at=converge_at,
+                                       significance=significance),
         "n_units": len(units),
         "n_raters": len(raters),
         "note": "; ".join(notes),
@@ -556,10 +554,12 @@ def _counts(comps: Comparisons) -> tuple[np.ndarray, np.ndarray]:
     return count_matrices(comps.n_items, comps.left, comps.right, comps.outcome)
 
 
-def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], items: Sequence[str],
-                   wins: np.ndarray, tie_m: np.ndarray) -> None:
-    """Per model: wins, losses, ties and win rates, from the counts of :func:`_counts`."""
-    total_wins = float(wins.sum())
+def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], comps: Comparisons) -> None:
+    """Per model: wins, losses, ties, tournaments and the win rates of
+    :mod:`~creagraph.judgments.tournaments`."""
+    items = comps.items
+    wins, tie_m = _counts(comps)
+    tw = tournament_wins(comps)
     for i, m in enumerate(items):
         w, lo, t = wins[i].sum(), wins[:, i].sum(), tie_m[i].sum()
         total = w + lo + t
@@ -568,17 +568,54 @@ def _win_rate_rows(out: list[dict[str, Any]], base: dict[str, Any], items: Seque
         decisive = w + lo
         out.append(
             {**base, "model": m, "comparisons": int(total), "wins": int(w), "losses": int(lo),
-             "ties": int(t),
-             "win_rate": float(w / total_wins) if total_wins else None,
+             "ties": int(t), "tournaments": int(tw.tournaments[i]),
+             "tournaments_won": float(tw.won[i]),
+             "tournament_win_rate": float(tw.won[i] / tw.n_tournaments),
              "pairwise_win_rate": float((w + t / 2) / total),
              "raw_win_rate": float(w / total),
              "decisive_win_rate": float(w / decisive) if decisive else None}
         )
 
 
+def _tournament_friedman(comps: Comparisons) -> dict[str, Any]:
+    """Friedman's test over the cell's complete tournaments (blocks), each ranking the
+    models by their pairing scores (Table 2's per-cell p)."""
+    tw = tournament_wins(comps)
+    rows = [pts for _, pts in tw.points if not np.isnan(pts).any()]
+    rec: dict[str, Any] = {"friedman_p": None, "friedman_tournaments": len(rows), "note": ""}
+    mat = np.array(rows).reshape(-1, comps.n_items)
+    if mat.shape[0] < 2 or comps.n_items < 3 or np.all(mat == mat[:, :1]):
+        rec["note"] = (f"Friedman not computable: {mat.shape[0]} complete tournament(s), "
+                       f"{comps.n_items} models, or every tournament a draw")
+        return rec
+    rec["friedman_p"] = _nan_to_none(friedman(mat).pvalue)
+    return rec
+
+
+def _table2_rows(tables: dict[str, list], base: dict[str, Any], comps: Comparisons) -> None:
+    """The paper's Table 2 shape: per model the tournament win rate, α per axis (filled
+    from the krippendorff table once the cell's scalar ratings are done), Friedman p."""
+    fr = _tournament_friedman(comps)
+    tw = tournament_wins(comps)
+    for i, m in enumerate(comps.items):
+        if tw.tournaments[i]:
+            tables["table2"].append({**base, "model": m, "tournaments": tw.n_tournaments,
+                                     "tournament_win_rate": float(tw.won[i] / tw.n_tournaments),
+                                     **{f"alpha_{a}": None for a in AXES}, **fr})
+
+
+def _fill_table2_alpha(tables: dict[str, list]) -> None:
+    alpha = {(r["domain"], r["stage"], r["model"], r["axis"]): r["alpha_interval"]
+             for r in tables["krippendorff"]}
+    for r in tables["table2"]:
+        for a in AXES:
+            r[f"alpha_{a}"] = alpha.get((r["domain"], r["stage"], r["model"], a))
+
+
 def _pairwise_tables(tables: dict[str, list], base: dict[str, Any], comps: Comparisons) -> None:
     wins, tie_m = _counts(comps)
-    _win_rate_rows(tables["win_rates"], base, comps.items, wins, tie_m)
+    _win_rate_rows(tables["win_rates"], base, comps)
+    _table2_rows(tables, base, comps)
     for i, m in enumerate(comps.items):
         for j, opp in enumerate(comps.items):
             tot = wins[i, j] + wins[j, i] + tie_m[i, j]
@@ -595,11 +632,10 @@ def _phase_tables(
     tables: dict[str, list],
     data: HCBData,
     prompts: dict[str, dict[str, Any]],
-    converge_at: float,
-    diverge_below: float,
-    significance: float,
+    thresholds: dict[str, Any],
 ) -> None:
-    """Kendall's W and the convergence verdict per stage × axis, over the domains."""
+    """Kendall's W (evaluators as judges; and over prompt × evaluator blocks) and the
+    convergence verdict per stage × axis, over the domains."""
     for stage in STAGES:
         recs = [
             {**r, "domain": prompts[r["prompt_id"]]["domain"]}
@@ -609,18 +645,22 @@ def _phase_tables(
         if not recs:
             continue
         for axis in AXES:
-            phase, per_domain = _phase_concordance(recs, stage, axis)
+            phase, per_domain = _phase_concordance(recs, stage, axis, "evaluators")
             tables["kendalls_w_phase"].append(phase)
             tables["kendalls_w_phase"].extend(per_domain)
+            bphase, bdomain = _phase_concordance(recs, stage, axis, "blocks")
+            tables["kendalls_w_blocks"].append(bphase)
+            tables["kendalls_w_blocks"].extend(bdomain)
             mat, units, raters = ratings_matrix(
                 [(r["domain"], r["prompt_id"], r["model"]) for r in recs],
                 [r["evaluator_id"] for r in recs],
                 [r[axis] for r in recs],
             )
+            div = _divergence_fields(recs, axis, "domain", thresholds["n_permutations"],
+                                     thresholds["seed"])
             conv = _convergence_record(
-                mat, units, raters, phase["kendalls_w"], phase["pvalue"],
-                _rater_model_differences(recs, axis, ("domain", "evaluator_id"), significance),
-                converge_at, diverge_below, significance,
+                mat, units, raters, phase["kendalls_w"], phase["pvalue"], div,
+                thresholds["converge_at"], thresholds["significance"],
             )
             conv["kendalls_w_p"] = conv.pop("friedman_p")
             tables["convergence_phase"].append({"stage": stage, "axis": axis, **conv})
@@ -634,26 +674,31 @@ def _w_record(fr: dict[str, Any], **fields: Any) -> dict[str, Any]:
 
 
 def _phase_concordance(
-    recs: list[dict[str, Any]], stage: str, axis: str
+    recs: list[dict[str, Any]], stage: str, axis: str, judges: Literal["evaluators", "blocks"]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Kendall's W of one phase and of each of its domains. The phase pools its blocks
-    when every block rates every model of the phase, else combines the domains
+    """Kendall's W of one phase and of each of its domains. ``judges="evaluators"`` (the
+    HCB paper's W): each evaluator's mean rating of each model is one judge's ranking;
+    ``"blocks"``: each prompt × evaluator block is one (mixing prompt variation with rater
+    disagreement). The phase pools its judges when every one rates every model of the
+    phase, else combines the domains
     (independent Friedman χ² summed, W weighted)."""
     from scipy import stats
 
     models = sorted({r["model"] for r in recs})
     domains = sorted({r["domain"] for r in recs})
     # Kendall's W per domain: complete blocks (prompt × evaluator) over the domain's own models
+    keys: tuple[str, ...] = (("evaluator_id",) if judges == "evaluators"
+                             else ("prompt_id", "evaluator_id"))
     per_domain = []
     for dom in domains:
         drecs = [r for r in recs if r["domain"] == dom]
         dmodels = sorted({r["model"] for r in drecs})
-        blocks, bkeys = _model_blocks(drecs, axis, dmodels, ("prompt_id", "evaluator_id"))
-        fr = _friedman_record(blocks, bkeys, 1)
+        blocks, bkeys = _model_blocks(drecs, axis, dmodels, keys)
+        fr = _friedman_record(blocks, bkeys, len(keys) - 1)
         per_domain.append({**_w_record(fr, stage=stage, axis=axis, scope="domain", domain=dom,
                                        n_models=len(dmodels)), "note": fr["note"]})
-    blocks, bkeys = _model_blocks(recs, axis, models, ("domain", "prompt_id", "evaluator_id"))
-    fr = _friedman_record(blocks, bkeys, 2)
+    blocks, bkeys = _model_blocks(recs, axis, models, ("domain", *keys))
+    fr = _friedman_record(blocks, bkeys, len(keys))
     phase = {**_w_record(fr, stage=stage, axis=axis, scope="phase", domain="",
                          n_models=len(models)), "method": "pooled blocks", "note": fr["note"]}
     usable = [r for r in per_domain if r["kendalls_w"] is not None]
@@ -728,29 +773,34 @@ def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
     lines = ["# HCB convergence / divergence", ""]
     lines.append(
         "Krippendorff's α (interval) over (prompt, model) units, raters = evaluators. "
-        "Convergent: raters agree (α ≥ threshold). Divergent: raters disagree *and* the "
-        "models differ for some raters (per-rater Kruskal–Wallis tests, combined) — "
-        "legitimate taste, so a mean rating hides real disagreement. No difference: raters "
-        "disagree but no rater tells the models apart (no signal, not taste). Kendall's W: "
-        "concordance of the model ranking across blocks (prompt × evaluator), per domain; "
-        "a phase combines its domains when their model sets differ. "
-        "Raters' favourites: how many raters rate each model highest (the spread of taste)."
+        "Two permutation tests on the tournaments (one evaluator × one prompt), each "
+        "centred on its mean: *models p* — do the models differ at all (model labels "
+        "shuffled within tournaments); *interaction p* — do the evaluators disagree about "
+        "the models, i.e. taste (evaluator labels shuffled among tournaments, within "
+        "prompts when prompts are shared). Divergent: interaction significant and α below "
+        "the convergence threshold (legitimate taste: a mean rating hides real "
+        "disagreement). Convergent: models differ, no interaction, α at or above the "
+        "threshold. No difference: neither test significant (no signal, not taste). "
+        "Mixed: the rest. Kendall's W: evaluators as judges (each evaluator's mean rating "
+        "ranks the models), per domain; a phase combines its domains when their model "
+        "sets differ (the prompt × evaluator block version is kendalls_w_blocks.csv). "
+        "Raters' favourites: how many raters rate each model highest."
     )
     lines += _md_table(
         "Per phase (over domains)",
-        ["stage", "axis", "α interval", "Kendall's W", "W p", "models differ",
+        ["stage", "axis", "α interval", "Kendall's W", "W p", "models p", "interaction p",
          "raters' favourites", "verdict"],
         [[r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
-          _fmt(r["kendalls_w_p"]), _fmt(r["models_differ"]), r["rater_top_models"] or "–",
-          r["verdict"]] for r in tables["convergence_phase"]],
+          _fmt(r["kendalls_w_p"]), _fmt(r["models_p"]), _fmt(r["interaction_p"]),
+          r["rater_top_models"] or "–", r["verdict"]] for r in tables["convergence_phase"]],
     )
     lines += _md_table(
         "Per domain × phase",
-        ["domain", "stage", "axis", "α interval", "Friedman p", "Kendall's W",
-         "raters differing", "verdict"],
-        [[r["domain"], r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["friedman_p"]),
-          _fmt(r["kendalls_w"]), f"{_fmt(r['raters_models_differ'])}/{r['raters_tested']}",
-          r["verdict"]] for r in tables["convergence"]],
+        ["domain", "stage", "axis", "α interval", "Kendall's W", "models p", "interaction p",
+         "verdict"],
+        [[r["domain"], r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
+          _fmt(r["models_p"]), _fmt(r["interaction_p"]), r["verdict"]]
+         for r in tables["convergence"]],
     )
     if tables["axis_correlations"]:
         lines += _md_table(
@@ -768,10 +818,11 @@ def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
     for verdict in ("convergent", "mixed", "divergent", "no_difference", "undetermined"):
         if by_axis.get(verdict):
             lines.append(f"- **{verdict}**: {', '.join(by_axis[verdict])}")
-    lines += ["", "win_rate = the model's share of the wins in its domain × phase (the HCB "
-              "paper's definition; sums to 1 over the cell's models); pairwise_win_rate = "
-              "(wins + ties/2) / comparisons. Bradley–Terry intervals: see the bootstrap "
-              "column of bradley_terry.csv."]
+    lines += ["", "tournament_win_rate = the share of the cell's tournaments (one evaluator "
+              "× one prompt, every pairing) the model won, a shared first place split "
+              "equally (the HCB paper's Table 2; sums to 1 over the cell's models); "
+              "pairwise_win_rate = (wins + ties/2) / comparisons. Bradley–Terry intervals: "
+              "see the bootstrap column of bradley_terry.csv."]
     if n_notes:
         lines += ["", f"**Caution:** {n_notes} statistic(s) rest on degenerate designs "
                   "(too few units, a single rater); see the `note` columns."]
