@@ -50,6 +50,12 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from creagraph.judgments.choices import BootstrapUnit, Ties
+from creagraph.judgments.uncertainty import (
+    MIN_CLUSTERS,
+    model_covariance,
+    sandwich_covariance,
+    significance_ranks,
+)
 
 __all__ = [
     "LEFT",
@@ -135,6 +141,10 @@ class RecordError(ValueError):
         self.index = index
         self.column = column
         self.detail = detail
+
+
+class DegenerateClustersWarning(UserWarning):
+    """Too few raters / prompts for a cluster-robust interval."""
 
 
 class ConvergenceWarning(UserWarning):
@@ -1008,13 +1018,22 @@ class BTResult:
     rank : ndarray of int
         1 = best.
     tier : ndarray of int
-        Indistinguishability tier (1 = top); neighbours in the ranking whose difference is
-        inside the Wald interval share a tier.
+        Significance rank: ``1 +`` the number of items significantly better (at the
+        interval's level and with its covariance). Never chained: two items share a
+        value only if neither is significantly below the same set.
+    rank_best, rank_worst : ndarray of int
+        The range of ranks the item could take: ``tier`` and ``n −`` the number of items
+        significantly worse.
+    interval_method : str
+        ``"wald"`` (the fitted model's information; for half-ties its sandwich),
+        ``"bootstrap percentile"``, or ``"cluster-robust t (G raters, G−1 df)"`` when the
+        comparisons are clustered (``cluster`` = rater or prompt).
     rank_probabilities : ndarray, shape (n_items, n_items)
         ``[i, r]`` = probability that item ``i`` has rank ``r + 1`` (bootstrap, or draws
         from the Wald normal approximation when no bootstrap was run).
     covariance : ndarray
-        Wald covariance of ``theta``.
+        Covariance of ``theta`` behind ``se`` and ``tier`` (Wald of the fitted model, or
+        cluster-robust).
     n_comparisons, n_wins, n_losses, n_ties : ndarray
         Per-item counts (weighted), ties included.
     raw_win_rate, tie_half_win_rate : ndarray
@@ -1079,6 +1098,9 @@ class BTResult:
     convergence_message: str = ""
     n_unconverged_resamples: int = 0
     component: np.ndarray | None = None
+    rank_best: np.ndarray | None = None
+    rank_worst: np.ndarray | None = None
+    interval_method: str = "wald"
 
     def order(self) -> np.ndarray:
         """Item indices from best to worst."""
@@ -1092,6 +1114,10 @@ class BTResult:
                 {
                     "rank": int(self.rank[k]),
                     "tier": int(self.tier[k]),
+                    "rank_best": int(self.rank_best[k]) if self.rank_best is not None
+                    else int(self.tier[k]),
+                    "rank_worst": int(self.rank_worst[k]) if self.rank_worst is not None
+                    else len(self.items),
                     "item": self.items[k],
                     "theta": float(self.theta[k]),
                     "ci_low": float(self.ci_low[k]),
@@ -1136,20 +1162,6 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
     rank = np.empty(theta.size, dtype=np.int64)
     rank[order] = np.arange(1, theta.size + 1)
     return rank
-
-
-def _tiers(theta: np.ndarray, cov: np.ndarray, z: float) -> np.ndarray:
-    order = np.argsort(-theta, kind="stable")
-    tier = np.empty(theta.size, dtype=np.int64)
-    current = 1
-    for pos, k in enumerate(order):
-        if pos > 0:
-            prev = order[pos - 1]
-            var = cov[prev, prev] + cov[k, k] - 2.0 * cov[prev, k]
-            if theta[prev] - theta[k] > z * math.sqrt(max(var, 0.0)):
-                current += 1
-        tier[k] = current
-    return tier
 
 
 def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
@@ -1241,9 +1253,8 @@ def bradley_terry(
 
     total_w = float(w.sum())
     tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
-    # Wald covariance: information from the comparisons that enter the likelihood
-    games = wins + wins.T if ties == "exclude" else wins + wins.T + tie_m
-    cov = bt_covariance(theta, games, alpha=alpha)
+    cov, crit, method = _covariance(theta, nu, (li, ri, oc, w), ties, alpha, cluster,
+                                    cluster_ids, ci)
     rng = np.random.default_rng(seed)
     boot: np.ndarray | None = None
     n_degenerate = n_unconverged = 0
@@ -1256,7 +1267,7 @@ def bradley_terry(
         items=list(comparisons.items),
         theta=theta,
         **_scales(theta),
-        **_uncertainty(theta, cov, ci, rng, boot),
+        **_uncertainty(theta, cov, ci, rng, boot, crit, method),
         covariance=cov,
         **_item_counts(wins, tie_m),
         tie_rate=tie_rate,
@@ -1268,7 +1279,7 @@ def bradley_terry(
         n_degenerate_resamples=n_degenerate,
         bootstrap_theta=boot,
         bootstrap_cluster=cluster,
-        n_clusters=n_clusters if n_bootstrap > 0 else 0,
+        n_clusters=n_clusters if (n_bootstrap > 0 or cluster != "comparison") else 0,
         converged=converged,
         convergence_message=conv_msg,
         n_unconverged_resamples=n_unconverged,
@@ -1276,7 +1287,7 @@ def bradley_terry(
     )
 
 
-def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, np.ndarray]:
+def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, Any]:
     """Per item: comparisons, wins, losses, ties (always counted) and the raw win rates."""
     n_wins = wins.sum(axis=1)
     n_losses = wins.sum(axis=0)
@@ -1289,7 +1300,7 @@ def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, np.ndarray]:
             "n_ties": n_ties, "raw_win_rate": raw, "tie_half_win_rate": half}
 
 
-def _scales(theta: np.ndarray) -> dict[str, np.ndarray]:
+def _scales(theta: np.ndarray) -> dict[str, Any]:
     """The estimate read other ways: strengths summing to 1, z-scores, Elo, expected win
     rate against the field and ranks."""
     n = theta.size
@@ -1304,29 +1315,60 @@ def _scales(theta: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
-def _uncertainty(
-    theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
-    boot: np.ndarray | None,
-) -> dict[str, np.ndarray]:
-    """Standard errors, intervals (bootstrap percentiles, else Wald), tiers and rank
-    probabilities (from the resamples, else from 2000 normal draws)."""
+def _covariance(
+    theta: np.ndarray, nu: float | None, arrays: tuple[np.ndarray, ...], ties: str,
+    alpha: float, cluster: str, cluster_ids: np.ndarray, ci: float,
+) -> tuple[np.ndarray, float, str]:
+    """Covariance of ``theta``, the critical value of its intervals and their method:
+    the fitted model's Wald covariance, or — when comparisons are clustered by rater or
+    prompt — the cluster-robust sandwich with Student's t on G − 1 degrees of freedom
+    (:mod:`~creagraph.judgments.uncertainty`)."""
     from scipy import stats
 
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    li, ri, oc, w = arrays
     z = float(stats.norm.ppf(0.5 + ci / 2.0))
-    if boot is not None:
+    cov = model_covariance(theta, nu, li, ri, oc, w, ties, alpha)
+    method = "wald" if ties != "half" else "wald (robust to half-ties)"
+    if cluster == "comparison":
+        return cov, z, method
+    cov_c, g = sandwich_covariance(theta, nu, li, ri, oc, w, ties, cluster_ids, alpha)
+    if g < MIN_CLUSTERS:
+        warnings.warn(
+            f"only {g} {cluster}(s): too few clusters for a cluster-robust interval; the "
+            "intervals assume independent comparisons and are too narrow if the "
+            f"{cluster}s differ", DegenerateClustersWarning, stacklevel=4,
+        )
+        return cov, z, f"{method} (too few {cluster}s: {g})"
+    return cov_c, float(stats.t.ppf(0.5 + ci / 2.0, g - 1)), (
+        f"cluster-robust t ({g} {cluster}s, {g - 1} df)")
+
+
+def _uncertainty(
+    theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
+    boot: np.ndarray | None, crit: float, method: str,
+) -> dict[str, Any]:
+    """Standard errors, intervals (bootstrap percentiles for independent comparisons,
+    else ``theta ± crit · se``), significance ranks and rank probabilities (from the
+    resamples, else from 2000 normal draws)."""
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if boot is not None and method.startswith("wald"):
         lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
         ci_low = np.quantile(boot, lo_q, axis=0)
         ci_high = np.quantile(boot, hi_q, axis=0)
+        method = "bootstrap percentile"
+    else:
+        ci_low = theta - crit * se
+        ci_high = theta + crit * se
+    if boot is not None:
         rank_prob = _rank_probabilities(boot)
     else:
-        ci_low = theta - z * se
-        ci_high = theta + z * se
         draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
         rank_prob = _rank_probabilities(draws_theta)
     centre = float(theta.mean())
+    tier, rank_best, rank_worst = significance_ranks(theta, cov, crit)
     return {
-        "se": se, "ci_low": ci_low, "ci_high": ci_high, "tier": _tiers(theta, cov, z),
+        "se": se, "ci_low": ci_low, "ci_high": ci_high, "tier": tier,
+        "rank_best": rank_best, "rank_worst": rank_worst, "interval_method": method,
         "rank_probabilities": rank_prob,
         "elo_ci_low": ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
         "elo_ci_high": ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),

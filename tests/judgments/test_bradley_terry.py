@@ -156,8 +156,22 @@ def test_tiers_separate_only_clear_differences():
     truth = np.array([2.0, 1.95, 0.0, -2.0])
     res = bradley_terry(_simulate(truth, 4000, seed=1))
     tier = dict(zip(res.items, res.tier.tolist(), strict=True))
+    best = dict(zip(res.items, res.rank_best.tolist(), strict=True))
+    worst = dict(zip(res.items, res.rank_worst.tolist(), strict=True))
     assert tier["0"] == tier["1"] == 1  # indistinguishable pair at the top
-    assert tier["2"] == 2 and tier["3"] == 3
+    # 1 + the number significantly better, with the range of ranks
+    assert tier["2"] == 3 and tier["3"] == 4
+    assert (best["0"], worst["0"]) == (1, 2) and (best["2"], worst["2"]) == (3, 3)
+
+
+def test_ranks_do_not_chain_through_close_neighbours():
+    # a ladder of close items: each neighbour pair indistinguishable, the ends clearly apart
+    truth = np.linspace(1.5, -1.5, 7)
+    res = bradley_terry(_simulate(truth, 3000, seed=2))
+    order = np.argsort(-res.theta)
+    top, bottom = order[0], order[-1]
+    assert res.tier[top] == 1 and res.tier[bottom] > 3  # not all "tier 1"
+    assert res.rank_worst[top] < res.rank_best[bottom]
     np.testing.assert_allclose(res.theta, truth - truth.mean(), atol=0.15)
 
 
