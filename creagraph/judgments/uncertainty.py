@@ -110,8 +110,24 @@ def information(
     return info + 2.0 * alpha * np.eye(n)
 
 
-def _inverse(info: np.ndarray, alpha: float) -> np.ndarray:
-    return np.linalg.pinv(info, hermitian=True) if alpha == 0 else np.linalg.inv(info)
+def _nu_at_boundary(info: np.ndarray, n: int) -> bool:
+    """Davidson with no ties: ν = 0 sits on the boundary and carries no information; the
+    strengths' covariance is then that of ν held at 0."""
+    return info.shape[0] > n and info[n, n] <= 1e-12 * max(float(np.trace(info)), 1e-300)
+
+
+def _inverse(info: np.ndarray, alpha: float, n_theta: int) -> np.ndarray:
+    """Inverse of the information; without a penalty, the inverse under the sum-to-zero
+    constraint: the information is singular along ``u`` (ones on the ``n_theta``
+    strengths, 0 on log ν), and ``inv(I + c u uᵀ) − u uᵀ / c`` is its pseudo-inverse
+    exactly, where a numerical pseudo-inverse may keep a near-zero eigenvalue and blow
+    up."""
+    if alpha != 0:
+        return np.linalg.inv(info)
+    u = np.zeros(info.shape[0])
+    u[:n_theta] = 1.0 / np.sqrt(n_theta)
+    c = max(float(np.trace(info)) / info.shape[0], 1e-300)
+    return np.linalg.inv(info + c * np.outer(u, u)) - np.outer(u, u) / c
 
 
 def sandwich_covariance(
@@ -141,7 +157,10 @@ def sandwich_covariance(
         sums = np.zeros((g, scores.shape[1]))
         np.add.at(sums, cluster_ids, scores)
         factor = g / (g - 1) if g > 1 else np.nan
-    bread = _inverse(information(theta, nu, li, ri, oc, w, policy, alpha), alpha)
+    info = information(theta, nu, li, ri, oc, w, policy, alpha)
+    if _nu_at_boundary(info, n):
+        info, sums = info[:n, :n], sums[:, :n]
+    bread = _inverse(info, alpha, n)
     meat = factor * sums.T @ sums
     cov = (bread @ meat @ bread)[:n, :n]
     return (cov + cov.T) / 2.0, g
@@ -154,8 +173,11 @@ def model_covariance(
     """Wald covariance of the model actually fitted (see the module docstring)."""
     if policy == "half":
         return sandwich_covariance(theta, nu, li, ri, oc, w, policy, None, alpha)[0]
-    cov = _inverse(information(theta, nu, li, ri, oc, w, policy, alpha), alpha)[
-        : theta.size, : theta.size]
+    n = theta.size
+    info = information(theta, nu, li, ri, oc, w, policy, alpha)
+    if _nu_at_boundary(info, n):
+        info = info[:n, :n]
+    cov = _inverse(info, alpha, n)[:n, :n]
     return (cov + cov.T) / 2.0
 
 
