@@ -650,8 +650,8 @@ def icc(
     if n < 2 or k < 2:
         raise ValueError(f"ICC needs at least 2 targets and 2 raters, got {arr.shape}")
     msr, msc, mse, msw = _icc_mean_squares(arr)
-    f1 = _ratio(msr, msw)
-    f23 = _ratio(msr, mse)
+    f1 = _f_ratio(msr, msw)
+    f23 = _f_ratio(msr, mse)
     nan = float("nan")
     if not 0 < ci < 1:
         raise ValueError("ci must lie in (0, 1)")
@@ -666,9 +666,10 @@ def icc(
         icc2k=_ratio(msr - mse, msr + (msc - mse) / n),
         icc3k=_ratio(msr - mse, msr),
         f1=f1,
-        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if math.isfinite(f1) else nan,
+        p1=float(stats.f.sf(f1, n - 1, n * (k - 1))) if not math.isnan(f1) else nan,
         f23=f23,
-        p23=float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if math.isfinite(f23) else nan,
+        p23=(float(stats.f.sf(f23, n - 1, (n - 1) * (k - 1))) if not math.isnan(f23)
+             else nan),
         n_targets=n,
         n_raters=k,
         ci_level=ci,
@@ -678,6 +679,14 @@ def icc(
 
 def _ratio(num: float, den: float) -> float:
     return num / den if den != 0 else float("nan")
+
+
+def _f_ratio(ms_effect: float, ms_error: float) -> float:
+    """An F statistic; an error mean square that is zero up to rounding (perfect
+    agreement) gives F = inf (p = 0), not a rounding-noise ratio (p = 1)."""
+    if ms_error <= 1e-12 * max(abs(ms_effect), 1e-300):
+        return float("inf") if ms_effect > 0 else float("nan")
+    return ms_effect / ms_error
 
 
 def _icc_mean_squares(arr: np.ndarray) -> tuple[float, float, float, float]:

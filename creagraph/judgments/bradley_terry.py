@@ -220,15 +220,24 @@ def parse_outcome(value: Any, left_label: Any = None, right_label: Any = None) -
         return TIE
     if isinstance(value, bool):
         raise ValueError(f"unrecognised winner value {value!r}")
+    text = str(value).strip()
+    left_s = None if left_label is None else str(left_label).strip()
+    right_s = None if right_label is None else str(right_label).strip()
+    # labels are labels: a winner cell naming one of the two items means that item, even
+    # when it looks like a side code
+    if left_s is not None and text == left_s and text != right_s:
+        return LEFT
+    if right_s is not None and text == right_s and text != left_s:
+        return RIGHT
     if isinstance(value, int | np.integer):
+        if _integer_like(left_s) or _integer_like(right_s):
+            raise ValueError(
+                f"ambiguous winner value {value!r}: the items have integer labels "
+                f"({left_label!r}, {right_label!r}), so an integer is neither a side code nor "
+                "one of them; write left/right/tie or the winner's label")
         if int(value) in (LEFT, RIGHT, TIE):
             return int(value)
         raise ValueError(f"unrecognised winner value {value!r} (use 1, -1 or 0)")
-    text = str(value).strip()
-    if left_label is not None and text == str(left_label) and text != str(right_label):
-        return LEFT
-    if right_label is not None and text == str(right_label) and text != str(left_label):
-        return RIGHT
     low = text.lower()
     if low == "":
         return TIE
@@ -243,6 +252,33 @@ def parse_outcome(value: Any, left_label: Any = None, right_label: Any = None) -
         + (f", {left_label!r} or {right_label!r}" if left_label is not None else "")
         + ")"
     )
+
+
+def _integer_like(label: str | None) -> bool:
+    return label is not None and label.lstrip("+-").isdigit()
+
+
+def _labels(values: Sequence[Any], side: str) -> list[str]:
+    """Item labels as stripped strings; a missing label (None, NaN, blank) is an error
+    naming the comparison."""
+    out = []
+    for k, x in enumerate(values):
+        if x is None or (isinstance(x, float) and math.isnan(x)) or not str(x).strip():
+            raise RecordError(k, None, f"missing {side} item label ({x!r})",
+                              what="comparison")
+        out.append(str(x).strip())
+    return out
+
+
+def _check_collisions(raw: Sequence[Any], stripped: Sequence[str]) -> None:
+    """Two different labels that differ only in surrounding spaces are one name shown
+    twice: refuse rather than rank them as two items."""
+    seen: dict[str, str] = {}
+    for x, s in zip(raw, stripped, strict=True):
+        text = str(x)
+        if seen.setdefault(s, text) != text:
+            raise ValueError(f"item labels {seen[s]!r} and {text!r} differ only in surrounding "
+                             f"spaces; they would be shown as one name ({s!r})")
 
 
 def apply_empty_rule(
@@ -287,7 +323,8 @@ def make_comparisons(
     Parameters
     ----------
     left, right : sequence
-        Item labels (converted with ``str``).
+        Item labels (converted with ``str`` and stripped of surrounding spaces; a missing
+        label, or two labels differing only in spaces, is an error).
     winner : sequence
         Winner cells, see :func:`parse_outcome` (``"left"``, ``"right"``, ``"tie"``, or an
         item label).
@@ -311,8 +348,9 @@ def make_comparisons(
         raise ValueError(
             f"left, right and winner must have the same length ({n}, {len(right)}, {len(winner)})"
         )
-    ls = [str(x) for x in left]
-    rs = [str(x) for x in right]
+    ls = _labels(left, "left")
+    rs = _labels(right, "right")
+    _check_collisions([*left, *right], [*ls, *rs])
     labels = list(items) if items is not None else sorted(set(ls) | set(rs))
     index = {label: k for k, label in enumerate(labels)}
     if len(index) != len(labels):
@@ -350,7 +388,9 @@ def make_comparisons(
 
 
 def _is_blank(value: Any) -> bool:
-    return value in (None, "")
+    if isinstance(value, float):
+        return math.isnan(value)
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _truthy(value: Any) -> bool:
@@ -413,7 +453,7 @@ def comparisons_from_records(
         a, b = r.get(left), r.get(right)
         if _is_blank(a) or _is_blank(b):
             raise RecordError(k, left if _is_blank(a) else right, "empty item")
-        if str(a) == str(b):
+        if str(a).strip() == str(b).strip():
             raise RecordError(k, right, "item compared with itself")
         ls.append(str(a))
         rs.append(str(b))
@@ -439,7 +479,7 @@ def comparisons_from_records(
             prompts=column(prompt),
         )
     except RecordError as exc:
-        raise RecordError(exc.index, winner, exc.detail) from None
+        raise RecordError(exc.index, exc.column or winner, exc.detail) from None
 
 
 def _check_arrays(
@@ -1247,6 +1287,10 @@ def bradley_terry(
     n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
 
     wins, tie_m = count_matrices(n, li, ri, oc, w)
+    if ties == "davidson" and alpha == 0 and tie_m.sum() > 0 and wins.sum() == 0:
+        raise NotIdentifiableError(
+            "every comparison is a tie: the Davidson tie parameter has no finite estimate "
+            "and no item is ranked above another (use ties='half', or alpha > 0)")
     theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
     if not converged:
         _warn_unconverged(conv_msg)

@@ -29,10 +29,35 @@ def _where(path: Path, k: int) -> str:
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
+    _check_header(path)
     rows = read_records(path)
     if not rows:
         raise InputError(f"{path}: no records")
     return rows
+
+
+def _check_header(path: Path) -> None:
+    """A CSV/TSV header naming a column twice would silently keep the last one: refuse."""
+    import csv
+
+    if path.suffix.lower() not in (".csv", ".tsv") or not path.is_file():
+        return
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        header = next(csv.reader(handle, delimiter="\t" if path.suffix.lower() == ".tsv"
+                                 else ","), [])
+    seen: set[str] = set()
+    for k, name in enumerate(header):
+        if name in seen:
+            raise InputError(f"{path}:1: column {name!r} appears twice (column {k + 1}); "
+                             "rename one")
+        seen.add(name)
+
+
+def _json_safe(v: Any) -> Any:
+    """NaN / infinity are not JSON: write ``null``."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
 
 
 def _column(path: Path, rows: list[dict[str, Any]], name: str, what: str) -> None:
@@ -46,7 +71,7 @@ def _column(path: Path, rows: list[dict[str, Any]], name: str, what: str) -> Non
 def _print_table(rows: list[dict[str, Any]], columns: list[str], as_json: bool) -> None:
     if as_json:
         for r in rows:
-            typer.echo(dumps({c: r.get(c) for c in columns}))
+            typer.echo(dumps({c: _json_safe(r.get(c)) for c in columns}))
         return
 
     def fmt(v: Any) -> str:
@@ -232,6 +257,24 @@ def bt_cmd(
     _write_out(out, board, as_json)
 
 
+#: beyond this, squared deviations of ratings overflow float64 (and their sums lose
+#: every digit): ratings so large are a unit mistake, not agreement data
+MAX_RATING = 1e150
+
+
+def _check_magnitudes(path: Path, rows: list[dict[str, Any]], value: str) -> None:
+    """Refuse ratings whose squares overflow, naming the first such row."""
+    for k, r in enumerate(rows):
+        try:
+            v = abs(float(r[value]))
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(v) and v > MAX_RATING:
+            raise InputError(
+                f"{_where(path, k)}: column {value!r}: rating {r[value]!r} is too large "
+                f"(> {MAX_RATING:g}: its square overflows); rescale the ratings")
+
+
 @app.command("agreement")
 def agreement_cmd(
     path: Annotated[Path, typer.Argument(help="Long ratings table (one rating per row).")],
@@ -269,9 +312,17 @@ def agreement_cmd(
         raise _located(path, exc) from None
     if not labels.numeric and level != MeasurementLevel.NOMINAL:
         raise InputError(f"{path}: column {value!r} has non-numeric labels; use --level nominal")
+    if labels.numeric:
+        _check_magnitudes(path, rows, value)
     results = agreement_statistics(labels, level=level.value, ties_correction=ties_correction)
     _print_table(results, ["statistic", "value", "n", "note"], as_json)
     _write_out(out, results, as_json)
+
+
+#: columns that `judge swap` will not silently pool over
+_JUDGE_OR_PROMPT_COLUMNS = frozenset(
+    {"judge", "rater", "evaluator", "evaluator_id", "annotator", "worker", "prompt",
+     "prompt_id", "question", "question_id", "task", "task_id"})
 
 
 @app.command("swap")
@@ -299,9 +350,19 @@ def swap_cmd(
         )
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
+    unnamed = [f"--{opt}" for opt, col in (("rater", rater), ("prompt", prompt)) if not col]
+    likely = sorted(set(rows[0]) & _JUDGE_OR_PROMPT_COLUMNS - {rater, prompt})
+    if unnamed and likely:
+        raise InputError(
+            f"{path}: columns {likely} look like judges or prompts but {' and '.join(unnamed)} "
+            "not given: verdicts would be paired across them; name them (or rename the "
+            "columns to pool on purpose)")
     orig, swapped = swapped_pairs(comps)
     if orig.size == 0:
         raise InputError(f"{path}: no pair was judged in both orders")
+    if unnamed:
+        typer.echo(f"note: no {' / '.join(unnamed)}: a pair's two orders are matched across "
+                   "all judges and prompts", err=True)
     res = order_swap_consistency(orig, swapped)
     typer.echo(
         f"pairs judged both ways: {res.n_pairs}\nconsistency: {res.consistency:.4f}\n"
