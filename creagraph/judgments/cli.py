@@ -122,8 +122,8 @@ def _located(path: Path, exc: Any) -> InputError:
     return InputError(f"{_where(path, exc.index)}: column {exc.column!r}: {exc.detail}")
 
 
-BT_COLUMNS = ["rank", "tier", "item", "theta", "ci_low", "ci_high", "elo", "elo_ci_low",
-              "elo_ci_high", "expected_win_rate", "p_rank_1", "n_comparisons", "raw_win_rate",
+BT_COLUMNS = ["rank", "tier", "rank_best", "rank_worst", "item", "theta", "ci_low", "ci_high",
+              "elo", "elo_ci_low", "elo_ci_high", "expected_win_rate", "p_rank_1", "n_comparisons", "raw_win_rate",
               "tie_half_win_rate"]
 """Columns of the ``judge bt`` table (``component`` and ``sequential_elo`` when present)."""
 
@@ -175,9 +175,11 @@ def _bt_footer(res: Any, comps: Any, ties: str, bootstrap: int, cluster: str,
     return (
         f"\n{len(comps)} comparisons, {comps.n_items} items, tie rate {res.tie_rate:.3f}, "
         f"ties={ties}{extra}, "
-        + (f"{bootstrap} bootstrap resamples of {res.n_clusters} {cluster}s"
-           if bootstrap else "Wald intervals")
+        + f"intervals: {res.interval_method}"
+        + (f"; {bootstrap} bootstrap resamples of {cluster}s" if bootstrap else "")
         + (f" ({res.n_degenerate_resamples} degenerate)" if res.n_degenerate_resamples else "")
+        + "\ntier = 1 + the number of items significantly better (rank range: rank_best–"
+        "rank_worst)"
         + "\nelo = the Bradley–Terry estimate on the Elo scale (1000 + 400·log10 odds), "
         "not sequential Elo" + ("" if sequential else " (--sequential-elo adds it)")
     )
@@ -214,8 +216,9 @@ def bt_cmd(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     cluster: Annotated[
         BootstrapUnit,
-        typer.Option(help="Bootstrap unit: comparison, rater or prompt (whole raters/prompts "
-                     "resampled; needs --rater/--prompt)."),
+        typer.Option(help="Dependence unit: comparison (independent), rater or prompt "
+                     "(cluster-robust t intervals; a bootstrap resamples whole raters or "
+                     "prompts; needs --rater/--prompt)."),
     ] = BootstrapUnit.COMPARISON,
     rater: Annotated[str | None, typer.Option(help="Rater column (for --cluster rater).")] = None,
     prompt: Annotated[
