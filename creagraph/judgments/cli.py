@@ -123,8 +123,8 @@ def _located(path: Path, exc: Any) -> InputError:
 
 
 BT_COLUMNS = ["rank", "tier", "rank_best", "rank_worst", "item", "theta", "ci_low", "ci_high",
-              "elo", "elo_ci_low", "elo_ci_high", "expected_win_rate", "p_rank_1", "n_comparisons", "raw_win_rate",
-              "tie_half_win_rate"]
+              "elo", "elo_ci_low", "elo_ci_high", "expected_win_rate", "p_rank_1",
+              "n_comparisons", "raw_win_rate", "tie_half_win_rate"]
 """Columns of the ``judge bt`` table (``component`` and ``sequential_elo`` when present)."""
 
 
