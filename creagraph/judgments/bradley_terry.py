@@ -1387,6 +1387,26 @@ def _covariance(
         f"cluster-robust t ({g} {cluster}s, {g - 1} df)")
 
 
+def _normal_draws(theta: np.ndarray, cov: np.ndarray, rng: np.random.Generator,
+                  size: int) -> np.ndarray:
+    """Draws from N(theta, cov) through a Cholesky factor (an eigendecomposition costs far
+    more). ``cov`` is singular along the all-ones direction when unpenalised: factor
+    ``cov + c·11ᵀ/n`` and remove each draw's mean shift, which leaves N(0, cov) exactly."""
+    n = theta.size
+    ones = np.full((n, n), 1.0 / n)
+    c = max(float(np.trace(cov)) / n, 1e-12)
+    try:
+        chol = np.linalg.cholesky(cov + c * ones)
+    except np.linalg.LinAlgError:  # not positive definite beyond the ones direction
+        return rng.multivariate_normal(theta, cov, size=size, method="eigh")
+    z = rng.standard_normal((size, n)) @ chol.T
+    if np.allclose(cov.sum(axis=1), 0.0, atol=1e-9 * c):
+        z -= z.mean(axis=1, keepdims=True)
+    else:  # a penalised fit: the ones direction is part of cov, no shift was added there
+        return rng.multivariate_normal(theta, cov, size=size, method="eigh")
+    return theta + z
+
+
 def _uncertainty(
     theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
     boot: np.ndarray | None, crit: float, method: str,
@@ -1406,8 +1426,7 @@ def _uncertainty(
     if boot is not None:
         rank_prob = _rank_probabilities(boot)
     else:
-        draws_theta = rng.multivariate_normal(theta, cov, size=2000, method="eigh")
-        rank_prob = _rank_probabilities(draws_theta)
+        rank_prob = _rank_probabilities(_normal_draws(theta, cov, rng, 2000))
     centre = float(theta.mean())
     tier, rank_best, rank_worst = significance_ranks(theta, cov, crit)
     return {

@@ -48,14 +48,13 @@ def _davidson_terms(theta: np.ndarray, nu: float, li: np.ndarray, ri: np.ndarray
         half + np.log(2.0 * nu) - log_d)
 
 
-def score_contributions(
+def _sparse_scores(
     theta: np.ndarray, nu: float | None, li: np.ndarray, ri: np.ndarray, oc: np.ndarray,
     w: np.ndarray, policy: str,
-) -> np.ndarray:
-    """Per-comparison score (gradient of the log-likelihood), shape (n_comp, p): ``p =
-    n_items`` (+1 for log ν under Davidson). Ties give zero rows under ``"exclude"``."""
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-comparison scores in sparse form: columns (m, k), values (m, k), and ``p``.
+    A comparison's score touches its two items (and log ν under Davidson) only."""
     n = theta.size
-    m = li.size
     left = (oc == 1).astype(float)
     tie = (oc == 0).astype(float)
     if policy == "davidson":
@@ -63,17 +62,23 @@ def score_contributions(
         # d log D / d theta_left = P(left) + P(tie)/2
         g_l = left + 0.5 * tie - (p_l + 0.5 * p_t)
         g_r = (1.0 - left - tie) + 0.5 * tie - (p_r + 0.5 * p_t)
-        out = np.zeros((m, n + 1))
-        out[:, n] = (tie - p_t) * w
-    else:
-        y = left + 0.5 * tie
-        keep = np.ones(m) if policy == "half" else 1.0 - tie
-        g_l = (y - _bt_probs(theta, li, ri)) * keep
-        g_r = -g_l
-        out = np.zeros((m, n))
-    rows = np.arange(m)
-    np.add.at(out, (rows, li), g_l * w)
-    np.add.at(out, (rows, ri), g_r * w)
+        cols = np.stack([li, ri, np.full(li.size, n)], axis=1)
+        return cols, np.stack([g_l, g_r, tie - p_t], axis=1) * w[:, None], n + 1
+    y = left + 0.5 * tie
+    keep = np.ones(li.size) if policy == "half" else 1.0 - tie
+    g_l = (y - _bt_probs(theta, li, ri)) * keep
+    return np.stack([li, ri], axis=1), np.stack([g_l, -g_l], axis=1) * w[:, None], n
+
+
+def score_contributions(
+    theta: np.ndarray, nu: float | None, li: np.ndarray, ri: np.ndarray, oc: np.ndarray,
+    w: np.ndarray, policy: str,
+) -> np.ndarray:
+    """Per-comparison score (gradient of the log-likelihood), shape (n_comp, p): ``p =
+    n_items`` (+1 for log ν under Davidson). Ties give zero rows under ``"exclude"``."""
+    cols, vals, p = _sparse_scores(theta, nu, li, ri, oc, w, policy)
+    out = np.zeros((li.size, p))
+    np.add.at(out, (np.arange(li.size)[:, None], cols), vals)
     return out
 
 
@@ -149,19 +154,22 @@ def sandwich_covariance(
     (4, True)
     """
     n = theta.size
-    scores = score_contributions(theta, nu, li, ri, oc, w, policy)
-    if cluster_ids is None:
-        sums, g, factor = scores, li.size, 1.0
+    cols, vals, p = _sparse_scores(theta, nu, li, ri, oc, w, policy)
+    if cluster_ids is None:  # Σ s sᵀ over comparisons, from the few entries of each s
+        g = li.size
+        meat = np.zeros((p, p))
+        for a in range(cols.shape[1]):
+            for b in range(cols.shape[1]):
+                np.add.at(meat, (cols[:, a], cols[:, b]), vals[:, a] * vals[:, b])
     else:
         g = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
-        sums = np.zeros((g, scores.shape[1]))
-        np.add.at(sums, cluster_ids, scores)
-        factor = g / (g - 1) if g > 1 else np.nan
+        sums = np.zeros((g, p))
+        np.add.at(sums, (np.broadcast_to(cluster_ids[:, None], cols.shape), cols), vals)
+        meat = (g / (g - 1) if g > 1 else np.nan) * sums.T @ sums
     info = information(theta, nu, li, ri, oc, w, policy, alpha)
     if _nu_at_boundary(info, n):
-        info, sums = info[:n, :n], sums[:, :n]
+        info, meat = info[:n, :n], meat[:n, :n]
     bread = _inverse(info, alpha, n)
-    meat = factor * sums.T @ sums
     cov = (bread @ meat @ bread)[:n, :n]
     return (cov + cov.T) / 2.0, g
 

@@ -93,3 +93,16 @@ def test_too_few_clusters_warn_and_say_so():
     with pytest.warns(DegenerateClustersWarning, match="too few clusters"):
         res = bradley_terry(hcb_comparisons(data), cluster="rater")
     assert res.interval_method == "wald (too few raters: 2)"
+
+
+def test_rank_probability_draws_follow_the_covariance():
+    from creagraph.judgments.bradley_terry import _normal_draws
+
+    res = bradley_terry(_comps(3, 10))
+    draws = _normal_draws(res.theta, res.covariance, np.random.default_rng(0), 20000)
+    np.testing.assert_allclose(draws.mean(axis=0), res.theta, atol=0.01)
+    np.testing.assert_allclose(np.cov(draws.T), res.covariance, atol=3e-4)
+    penalised = bradley_terry(_comps(3, 10), alpha=0.5)
+    draws = _normal_draws(penalised.theta, penalised.covariance, np.random.default_rng(0),
+                          20000)
+    np.testing.assert_allclose(np.cov(draws.T), penalised.covariance, atol=3e-4)
