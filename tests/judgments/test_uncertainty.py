@@ -101,8 +101,10 @@ def test_rank_probability_draws_follow_the_covariance():
     res = bradley_terry(_comps(3, 10))
     draws = _normal_draws(res.theta, res.covariance, np.random.default_rng(0), 20000)
     np.testing.assert_allclose(draws.mean(axis=0), res.theta, atol=0.01)
-    np.testing.assert_allclose(np.cov(draws.T), res.covariance, atol=3e-4)
+    np.testing.assert_allclose(np.cov(draws.T), res.covariance,
+                               atol=0.03 * np.abs(res.covariance).max())
     penalised = bradley_terry(_comps(3, 10), alpha=0.5)
     draws = _normal_draws(penalised.theta, penalised.covariance, np.random.default_rng(0),
                           20000)
-    np.testing.assert_allclose(np.cov(draws.T), penalised.covariance, atol=3e-4)
+    np.testing.assert_allclose(np.cov(draws.T), penalised.covariance,
+                               atol=0.03 * np.abs(penalised.covariance).max())
