@@ -33,6 +33,23 @@ def median_ms(fn, repeat: int = 5) -> float:
     return statistics.median(times) * 1e3
 
 
+def _versus_evalica(comps, path: Path | None) -> None:
+    """One LLMFAO fit with ties as half-wins, against evalica's Bradley–Terry (the
+    baseline) in the same process (issue 31: ours ≤ evalica)."""
+    import evalica
+    import pandas as pd
+
+    from creagraph.judgments.llmfao import default_llmfao_path
+
+    df = pd.read_csv(path or default_llmfao_path())
+    winner = df["winner"].map({"left": evalica.Winner.X, "right": evalica.Winner.Y,
+                               "tie": evalica.Winner.Draw})
+    ev = median_ms(lambda: evalica.bradley_terry(df["left"], df["right"], winner), repeat=15)
+    ours = median_ms(lambda: bradley_terry(comps, ties="half"), repeat=15)
+    print(f"single fit, ties as half-wins: creagraph {ours:.1f} ms (intervals, ranks, rank "
+          f"probabilities included), evalica {ev:.1f} ms (scores only): ratio {ours / ev:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--llmfao", type=Path, default=None)
@@ -54,6 +71,7 @@ def main() -> None:
         print(f"bt_mle ties as half-wins, {method}: {ms:.2f} ms")
     print(f"davidson_mle (Newman iteration): {median_ms(lambda: davidson_mle(wins, ties)):.2f} ms")
     print(f"bradley_terry full result (Wald): {median_ms(lambda: bradley_terry(comps)):.2f} ms")
+    _versus_evalica(comps, args.llmfao)
     t = time.perf_counter()
     res = bradley_terry(comps, ties="half", n_bootstrap=args.bootstrap, seed=0)
     dt = time.perf_counter() - t
