@@ -33,7 +33,6 @@ from scipy import stats
 
 from creagraph.judgments import bradley_terry, generate_hcb, hcb_comparisons, hcb_report
 from creagraph.judgments.agreement import DegenerateDesignWarning
-from creagraph.judgments.divergence import tournament_profiles  # noqa: F401 (documented)
 
 MODELS = ("aurora", "basalt", "cobalt", "dune")
 THETA = (0.6, 0.2, -0.2, -0.6)
@@ -125,7 +124,8 @@ def coverage(reps: int, n_boot: int) -> None:
 
 def _cluster_bootstrap(comps, n_boot: int, seed: int, theta: np.ndarray):
     """The percentile bootstrap over raters (what ``cluster="rater"`` used before)."""
-    from creagraph.judgments.bradley_terry import _bootstrap, _check_arrays, _cluster_ids
+    from creagraph.judgments.comparisons import _check_arrays
+    from creagraph.judgments.leaderboard import _bootstrap, _cluster_ids
 
     arrays = _check_arrays(comps.n_items, comps.left, comps.right, comps.outcome, comps.weight)
     boot, _, _ = _bootstrap(comps, arrays, _cluster_ids(comps, "rater"),

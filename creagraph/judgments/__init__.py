@@ -1,7 +1,13 @@
 """Pairwise preferences and rater agreement (SPEC §5).
 
-- :mod:`~creagraph.judgments.bradley_terry` — Bradley–Terry (ML/MAP, ties excluded, as
-  half-wins or Davidson), bootstrap intervals, rank probabilities, tiers, active sampling.
+- Bradley–Terry: :mod:`~creagraph.judgments.comparisons` (the data: outcomes, labels,
+  counts, connected groups), :mod:`~creagraph.judgments.fit` (ML/MAP, ties excluded, as
+  half-wins or Davidson), :mod:`~creagraph.judgments.uncertainty` (covariances,
+  cluster-robust intervals, significance ranks), :mod:`~creagraph.judgments.leaderboard`
+  (:func:`bradley_terry`: the full result, bootstrap, rank probabilities),
+  :mod:`~creagraph.judgments.elo`, :mod:`~creagraph.judgments.active` (active sampling).
+- :mod:`~creagraph.judgments.divergence` — HCB convergence/divergence tests and verdict;
+  :mod:`~creagraph.judgments.tournaments` — tournament win rates.
 - :mod:`~creagraph.judgments.agreement` — Kendall's W, Friedman, Krippendorff's α,
   Fleiss' κ, ICC, order-swap consistency.
 - :mod:`~creagraph.judgments.llmfao` — the LLMFAO crowd comparisons adapter.
@@ -14,13 +20,14 @@
   hcb-synth``.
 """
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
+    from creagraph.judgments.active import (
+        next_pairs,
+    )
     from creagraph.judgments.agreement import (
         MIN_ALPHA_UNITS,
         NA_TOKENS,
@@ -47,35 +54,36 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         ratings_matrix,
         swapped_pairs,
     )
-    from creagraph.judgments.bradley_terry import (
+    from creagraph.judgments.choices import BootstrapUnit, MeasurementLevel, Ties
+    from creagraph.judgments.comparisons import (
         LEFT,
         RIGHT,
         TIE,
-        BTResult,
         Comparisons,
         ConvergenceWarning,
+        DegenerateClustersWarning,
         DisconnectedComparisonsError,
         NotIdentifiableError,
         RecordError,
         TiePolicy,
         apply_empty_rule,
-        bradley_terry,
-        bradley_terry_by_component,
-        bt_covariance,
-        bt_mle,
         comparison_components,
         comparisons_from_records,
         count_matrices,
-        davidson_mle,
-        elo_scale,
         is_identifiable,
         make_comparisons,
-        next_pairs,
         parse_outcome,
+    )
+    from creagraph.judgments.elo import (
+        elo_scale,
         sequential_elo,
+    )
+    from creagraph.judgments.fit import (
+        bt_covariance,
+        bt_mle,
+        davidson_mle,
         win_probabilities,
     )
-    from creagraph.judgments.choices import BootstrapUnit, MeasurementLevel, Ties
     from creagraph.judgments.hcb import HCBReport, hcb_comparisons, hcb_report, write_hcb_report
     from creagraph.judgments.hcb_io import (
         AXES,
@@ -87,6 +95,11 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         read_hcb,
         write_hcb,
         write_table,
+    )
+    from creagraph.judgments.leaderboard import (
+        BTResult,
+        bradley_terry,
+        bradley_terry_by_component,
     )
     from creagraph.judgments.llmfao import LLMFAO_COLUMNS, default_llmfao_path, read_llmfao
     from creagraph.judgments.synthetic import HCBTruth, generate_hcb
@@ -118,35 +131,36 @@ _EXPORTS: dict[str, str] = {
     "RatingLabels": "creagraph.judgments.agreement",
     "rating_labels": "creagraph.judgments.agreement",
     "agreement_statistics": "creagraph.judgments.agreement",
-    "RecordError": "creagraph.judgments.bradley_terry",
-    "comparisons_from_records": "creagraph.judgments.bradley_terry",
+    "RecordError": "creagraph.judgments.comparisons",
+    "comparisons_from_records": "creagraph.judgments.comparisons",
     "Ties": "creagraph.judgments.choices",
     "BootstrapUnit": "creagraph.judgments.choices",
     "MeasurementLevel": "creagraph.judgments.choices",
-    "LEFT": "creagraph.judgments.bradley_terry",
-    "RIGHT": "creagraph.judgments.bradley_terry",
-    "TIE": "creagraph.judgments.bradley_terry",
-    "BTResult": "creagraph.judgments.bradley_terry",
-    "Comparisons": "creagraph.judgments.bradley_terry",
-    "ConvergenceWarning": "creagraph.judgments.bradley_terry",
-    "DisconnectedComparisonsError": "creagraph.judgments.bradley_terry",
-    "NotIdentifiableError": "creagraph.judgments.bradley_terry",
-    "TiePolicy": "creagraph.judgments.bradley_terry",
-    "apply_empty_rule": "creagraph.judgments.bradley_terry",
-    "bradley_terry": "creagraph.judgments.bradley_terry",
-    "bradley_terry_by_component": "creagraph.judgments.bradley_terry",
-    "bt_covariance": "creagraph.judgments.bradley_terry",
-    "bt_mle": "creagraph.judgments.bradley_terry",
-    "comparison_components": "creagraph.judgments.bradley_terry",
-    "count_matrices": "creagraph.judgments.bradley_terry",
-    "davidson_mle": "creagraph.judgments.bradley_terry",
-    "elo_scale": "creagraph.judgments.bradley_terry",
-    "is_identifiable": "creagraph.judgments.bradley_terry",
-    "make_comparisons": "creagraph.judgments.bradley_terry",
-    "next_pairs": "creagraph.judgments.bradley_terry",
-    "parse_outcome": "creagraph.judgments.bradley_terry",
-    "sequential_elo": "creagraph.judgments.bradley_terry",
-    "win_probabilities": "creagraph.judgments.bradley_terry",
+    "LEFT": "creagraph.judgments.comparisons",
+    "RIGHT": "creagraph.judgments.comparisons",
+    "TIE": "creagraph.judgments.comparisons",
+    "BTResult": "creagraph.judgments.leaderboard",
+    "Comparisons": "creagraph.judgments.comparisons",
+    "ConvergenceWarning": "creagraph.judgments.comparisons",
+    "DegenerateClustersWarning": "creagraph.judgments.comparisons",
+    "DisconnectedComparisonsError": "creagraph.judgments.comparisons",
+    "NotIdentifiableError": "creagraph.judgments.comparisons",
+    "TiePolicy": "creagraph.judgments.comparisons",
+    "apply_empty_rule": "creagraph.judgments.comparisons",
+    "bradley_terry": "creagraph.judgments.leaderboard",
+    "bradley_terry_by_component": "creagraph.judgments.leaderboard",
+    "bt_covariance": "creagraph.judgments.fit",
+    "bt_mle": "creagraph.judgments.fit",
+    "comparison_components": "creagraph.judgments.comparisons",
+    "count_matrices": "creagraph.judgments.comparisons",
+    "davidson_mle": "creagraph.judgments.fit",
+    "elo_scale": "creagraph.judgments.elo",
+    "is_identifiable": "creagraph.judgments.comparisons",
+    "make_comparisons": "creagraph.judgments.comparisons",
+    "next_pairs": "creagraph.judgments.active",
+    "parse_outcome": "creagraph.judgments.comparisons",
+    "sequential_elo": "creagraph.judgments.elo",
+    "win_probabilities": "creagraph.judgments.fit",
     "AXES": "creagraph.judgments.hcb_io",
     "HCB_COLUMNS": "creagraph.judgments.hcb_io",
     "HCB_FILES": "creagraph.judgments.hcb_io",
@@ -173,6 +187,7 @@ __all__ = [
     "TIE",
     "BTResult",
     "ConvergenceWarning",
+    "DegenerateClustersWarning",
     "DisconnectedComparisonsError",
     "bradley_terry_by_component",
     "comparison_components",
@@ -240,20 +255,6 @@ __all__ = [
     "HCBTruth",
     "generate_hcb",
 ]
-
-
-class _Package(types.ModuleType):
-    """Keeps the function :func:`bradley_terry` as the package attribute of that name when
-    its submodule (also ``bradley_terry``) is imported later — the import system would
-    otherwise rebind the name to the submodule."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -46,8 +46,8 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 
-from creagraph.judgments.bradley_terry import LEFT, RIGHT, TIE, Comparisons, RecordError
 from creagraph.judgments.choices import MeasurementLevel
+from creagraph.judgments.comparisons import LEFT, RIGHT, TIE, Comparisons, RecordError
 
 __all__ = [
     "DegenerateDesignWarning",

@@ -18,7 +18,7 @@ __all__ = ["BootstrapUnit", "MeasurementLevel", "Ties"]
 
 
 class Ties(StrEnum):
-    """Tie policy of a Bradley–Terry fit (:mod:`creagraph.judgments.bradley_terry`)."""
+    """Tie policy of a Bradley–Terry fit (:mod:`creagraph.judgments.leaderboard`)."""
 
     EXCLUDE = "exclude"
     """Ties dropped from the likelihood (Ekphrasis)."""

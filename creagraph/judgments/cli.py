@@ -117,7 +117,7 @@ def _write_out(out: Path | None, rows: list[dict[str, Any]], as_json: bool) -> N
 
 
 def _located(path: Path, exc: Any) -> InputError:
-    """A library :class:`~creagraph.judgments.bradley_terry.RecordError` as an input error
+    """A library :class:`~creagraph.judgments.comparisons.RecordError` as an input error
     naming the file, the line (or record) and the column."""
     return InputError(f"{_where(path, exc.index)}: column {exc.column!r}: {exc.detail}")
 
@@ -131,7 +131,7 @@ BT_COLUMNS = ["rank", "tier", "rank_best", "rank_worst", "item", "theta", "ci_lo
 def _bt_comparisons(path: Path, rows: list[dict[str, Any]], columns: dict[str, str | None],
                     cluster: str) -> Any:
     """Check the named columns and the cluster option, then build the comparisons."""
-    from creagraph.judgments.bradley_terry import RecordError, comparisons_from_records
+    from creagraph.judgments.comparisons import RecordError, comparisons_from_records
 
     first = rows[0]
     left: str = columns["left"] or ("left" if "left" in first else "model_a")
@@ -160,7 +160,7 @@ def _bt_board(res: Any, comps: Any, sequential: bool) -> tuple[list[dict[str, An
     if res.component is not None and res.component.max() > 0:
         cols.insert(2, "component")
     if sequential:
-        from creagraph.judgments.bradley_terry import sequential_elo
+        from creagraph.judgments.elo import sequential_elo
 
         seq = dict(zip(comps.items, sequential_elo(comps).tolist(), strict=True))
         for row in board:
@@ -243,7 +243,7 @@ def bt_cmd(
     The ``elo`` column is the Bradley–Terry estimate on the Elo scale (1000 + 400·log10
     odds), not sequential Elo; ``--sequential-elo`` adds the latter.
     """
-    from creagraph.judgments.bradley_terry import bradley_terry
+    from creagraph.judgments.leaderboard import bradley_terry
 
     columns = {"left": left, "right": right, "winner": winner, "weight": weight,
                "left_empty": left_empty, "right_empty": right_empty, "rater": rater,
@@ -302,7 +302,7 @@ def agreement_cmd(
     Blank cells and NA, N/A, NaN, None, null (any case) are missing values.
     """
     from creagraph.judgments.agreement import agreement_statistics, rating_labels
-    from creagraph.judgments.bradley_terry import RecordError
+    from creagraph.judgments.comparisons import RecordError
 
     rows = _read(path)
     for name, what in ((unit, "unit"), (rater, "rater"), (value, "value")):
@@ -339,7 +339,7 @@ def swap_cmd(
 ) -> None:
     """Order-swap consistency of a (LLM) judge: verdicts that survive swapping sides."""
     from creagraph.judgments.agreement import order_swap_consistency, swapped_pairs
-    from creagraph.judgments.bradley_terry import make_comparisons
+    from creagraph.judgments.comparisons import make_comparisons
 
     rows = _read(path)
     for name in (left, right, winner, rater, prompt):

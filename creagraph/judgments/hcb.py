@@ -48,13 +48,11 @@ from creagraph.judgments.agreement import (
     krippendorff_alpha,
     ratings_matrix,
 )
-from creagraph.judgments.bradley_terry import (
-    BTResult,
+from creagraph.judgments.comparisons import (
     Comparisons,
     NotIdentifiableError,
     TiePolicy,
     _restrict,
-    bradley_terry,
     comparison_components,
     count_matrices,
     make_comparisons,
@@ -67,6 +65,7 @@ from creagraph.judgments.divergence import (
 )
 from creagraph.judgments.hcb_io import *  # noqa: F403 (the file API, re-exported)
 from creagraph.judgments.hcb_io import AXES, SENTIMENTS, STAGES, HCBData, write_table
+from creagraph.judgments.leaderboard import BTResult, bradley_terry
 from creagraph.judgments.tournaments import tournament_wins
 
 __all__ = [*hcb_io.__all__, "HCBReport", "hcb_comparisons", "hcb_report", "write_hcb_report"]
@@ -261,7 +260,7 @@ def hcb_report(
     ----------
     data : HCBData
     ties, alpha, n_bootstrap, seed
-        Passed to :func:`~creagraph.judgments.bradley_terry` for every domain × stage ×
+        Passed to :func:`~creagraph.judgments.leaderboard.bradley_terry` for every domain × stage ×
         dimension. When the ML estimate does not exist in a cell, that cell is refitted
         with ``alpha = 0.01`` (column ``alpha`` of the table says so); a cell whose
         comparisons fall into unconnected groups is ranked per group (column

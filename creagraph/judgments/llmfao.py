@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 from creagraph.core.io import InputError, iter_csv_lines
-from creagraph.judgments.bradley_terry import Comparisons, make_comparisons
+from creagraph.judgments.comparisons import Comparisons, make_comparisons
 
 __all__ = ["LLMFAO_COLUMNS", "default_llmfao_path", "read_llmfao"]
 

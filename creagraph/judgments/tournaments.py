@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from creagraph.judgments.bradley_terry import LEFT, RIGHT, Comparisons
+from creagraph.judgments.comparisons import LEFT, RIGHT, Comparisons
 
 __all__ = ["TournamentWins", "tournament_wins"]
 

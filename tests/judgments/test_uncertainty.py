@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 
 from creagraph.judgments import bradley_terry, generate_hcb, hcb_comparisons
-from creagraph.judgments.bradley_terry import (
-    DegenerateClustersWarning,
-    _check_arrays,
-    _davidson_nll,
-    count_matrices,
-)
+from creagraph.judgments.comparisons import DegenerateClustersWarning, _check_arrays, count_matrices
+from creagraph.judgments.fit import _davidson_nll
 from creagraph.judgments.uncertainty import model_covariance, sandwich_covariance
 
 CELL = {"models": ("a", "b", "c", "d"), "theta": (0.6, 0.2, -0.2, -0.6), "domains": ("x",),
@@ -96,7 +92,7 @@ def test_too_few_clusters_warn_and_say_so():
 
 
 def test_rank_probability_draws_follow_the_covariance():
-    from creagraph.judgments.bradley_terry import _normal_draws
+    from creagraph.judgments.leaderboard import _normal_draws
 
     res = bradley_terry(_comps(3, 10))
     draws = _normal_draws(res.theta, res.covariance, np.random.default_rng(0), 20000)
