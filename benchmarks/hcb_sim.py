@@ -136,8 +136,8 @@ def _cluster_bootstrap(comps, n_boot: int, seed: int, theta: np.ndarray):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=200, help="runs per divergence row")
-    ap.add_argument("--coverage-reps", type=int, default=400, help="runs per coverage row")
-    ap.add_argument("--bootstrap", type=int, default=200, help="resamples of the baseline")
+    ap.add_argument("--coverage-reps", type=int, default=300, help="runs per coverage row")
+    ap.add_argument("--bootstrap", type=int, default=100, help="resamples of the baseline")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}")
     t0 = time.perf_counter()
