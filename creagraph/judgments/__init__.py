@@ -74,6 +74,12 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         make_comparisons,
         parse_outcome,
     )
+    from creagraph.judgments.divergence import (
+        convergence_verdict,
+        interaction_test,
+        model_effect_test,
+        tournament_profiles,
+    )
     from creagraph.judgments.elo import (
         elo_scale,
         sequential_elo,
@@ -103,10 +109,20 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
     )
     from creagraph.judgments.llmfao import LLMFAO_COLUMNS, default_llmfao_path, read_llmfao
     from creagraph.judgments.synthetic import HCBTruth, generate_hcb
+    from creagraph.judgments.tournaments import TournamentWins, tournament_wins
+    from creagraph.judgments.uncertainty import sandwich_covariance, significance_ranks
 
 #: public name → defining module; imported on first use so that `creagraph --help`
 #: (which loads this package's CLI) does not pay for numpy, scipy and the like.
 _EXPORTS: dict[str, str] = {
+    "convergence_verdict": "creagraph.judgments.divergence",
+    "interaction_test": "creagraph.judgments.divergence",
+    "model_effect_test": "creagraph.judgments.divergence",
+    "tournament_profiles": "creagraph.judgments.divergence",
+    "tournament_wins": "creagraph.judgments.tournaments",
+    "TournamentWins": "creagraph.judgments.tournaments",
+    "sandwich_covariance": "creagraph.judgments.uncertainty",
+    "significance_ranks": "creagraph.judgments.uncertainty",
     "MIN_ALPHA_UNITS": "creagraph.judgments.agreement",
     "CohenKappaResult": "creagraph.judgments.agreement",
     "CorrelationResult": "creagraph.judgments.agreement",
@@ -182,6 +198,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "convergence_verdict",
+    "interaction_test",
+    "model_effect_test",
+    "tournament_profiles",
+    "tournament_wins",
+    "TournamentWins",
+    "sandwich_covariance",
+    "significance_ranks",
     "LEFT",
     "RIGHT",
     "TIE",
