@@ -235,10 +235,14 @@ def bt_cmd(
         typer.Option("--sequential-elo",
                      help="Add classic sequential Elo (order-dependent, k=4) as a column."),
     ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="Rank each value of this column (e.g. a domain) separately."),
+    ] = None,
     out: OutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit a Bradley–Terry leaderboard with confidence intervals, tiers and diagnostics.
+    """Fit a Bradley–Terry leaderboard with confidence intervals, ranks and diagnostics.
 
     The ``elo`` column is the Bradley–Terry estimate on the Elo scale (1000 + 400·log10
     odds), not sequential Elo; ``--sequential-elo`` adds the latter.
@@ -248,16 +252,48 @@ def bt_cmd(
     columns = {"left": left, "right": right, "winner": winner, "weight": weight,
                "left_empty": left_empty, "right_empty": right_empty, "rater": rater,
                "prompt": prompt}
-    comps = _bt_comparisons(path, _read(path), columns, cluster.value)
-    with _warnings_as_lines():
-        res = bradley_terry(comps, ties=ties.value, alpha=alpha, n_bootstrap=bootstrap,
-                            ci=ci, seed=seed, show_progress=bootstrap > 0,
-                            cluster=cluster.value, across_components=across_components)
-    board, cols = _bt_board(res, comps, sequential)
+    rows = _read(path)
+    if by:
+        _column(path, rows, by, "--by")
+    comps = _bt_comparisons(path, rows, columns, cluster.value)  # every row checked once
+    fit = {"ties": ties.value, "alpha": alpha, "n_bootstrap": bootstrap, "ci": ci,
+           "seed": seed, "show_progress": bootstrap > 0, "cluster": cluster.value,
+           "across_components": across_components}
+    board: list[dict[str, Any]] = []
+    footers = []
+    for group, part in _by_groups(rows, comps, by):
+        with _warnings_as_lines():
+            res = bradley_terry(part, **fit)  # type: ignore[arg-type]
+        rows_g, cols = _bt_board(res, part, sequential)
+        if by:
+            rows_g = [{by: group, **r} for r in rows_g]
+            cols = [by, *cols]
+        board += rows_g
+        footers.append((f"[{by} = {group}] " if by else "")
+                       + _bt_footer(res, part, ties.value, bootstrap, cluster.value,
+                                    sequential).strip())
     _print_table(board, cols, as_json)
     if not as_json:
-        typer.echo(_bt_footer(res, comps, ties.value, bootstrap, cluster.value, sequential))
+        typer.echo("\n" + "\n".join(footers))
     _write_out(out, board, as_json)
+
+
+def _by_groups(rows: list[dict[str, Any]], comps: Any, by: str | None) -> list[tuple[str, Any]]:
+    """The comparisons of each value of column ``by`` (restricted to the items that
+    group compares), or all of them."""
+    import numpy as np
+
+    from creagraph.judgments.comparisons import _restrict
+
+    if not by:
+        return [("", comps)]
+    keys = np.array([str(r.get(by, "")).strip() for r in rows], dtype=object)
+    out = []
+    for group in sorted(set(keys.tolist())):
+        part = comps.subset(keys == group)
+        present = np.union1d(part.left, part.right)
+        out.append((group, _restrict(part, present)))
+    return out
 
 
 #: beyond this, squared deviations of ratings overflow float64 (and their sums lose

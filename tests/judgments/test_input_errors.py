@@ -102,3 +102,22 @@ def test_agreement_overflow_is_a_clear_error(tmp_path, capsys):
     assert err.strip().splitlines() == [
         f"error: {path}:3: column 'value': rating '2e300' is too large (> 1e+150: its "
         "square overflows); rescale the ratings"]
+
+
+def test_bt_by_ranks_each_group_separately(tmp_path, capsys):
+    rows = [["a", "b", "a", "x"], ["b", "c", "b", "x"], ["c", "a", "a", "x"],
+            ["a", "b", "b", "x"], ["b", "c", "c", "x"],
+            ["p", "q", "p", "y"], ["q", "p", "q", "y"], ["p", "q", "p", "y"]]
+    path = write_csv(tmp_path / "g.csv", ["left", "right", "winner", "domain"], rows)
+    code, out, _ = run(capsys, "judge", "bt", path, "--by", "domain", "--json")
+    assert code == 0
+    board = [json.loads(line) for line in out.splitlines()]
+    assert {(r["domain"], r["item"]) for r in board} == {
+        ("x", "a"), ("x", "b"), ("x", "c"), ("y", "p"), ("y", "q")}
+    # each group is its own fit: the same as fitting that group's rows alone
+    alone = bradley_terry(make_comparisons(["p", "q", "p"], ["q", "p", "q"], ["p", "q", "p"]))
+    got = {r["item"]: r["theta"] for r in board if r["domain"] == "y"}
+    assert got["p"] == pytest.approx(float(alone.theta[0]))
+    assert max(r["rank"] for r in board if r["domain"] == "y") == 2
+    code, _, err = run(capsys, "judge", "bt", path, "--by", "nope")
+    assert code == 2 and "missing --by column 'nope'" in err
