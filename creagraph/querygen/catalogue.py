@@ -45,6 +45,8 @@ __all__ = [
     "load_category_rules",
     "load_target_types",
     "load_demonyms",
+    "TargetPolicy",
+    "load_target_policy",
     "read_tsv",
     "PLACEHOLDERS",
 ]
@@ -315,6 +317,50 @@ def load_target_types(path: str | os.PathLike[str] | None = None) -> TargetTypes
         _unique(p, lineno, "value", value, set(table))
         table[value] = reason
     return TargetTypes(tables["require_class"], tables["deny_class"], tables["deny_word"])
+
+
+@dataclass(frozen=True)
+class TargetPolicy:
+    """Which target conditions are specific in the world (``wikidata/target_policy.tsv``).
+
+    ``drop[pid]``: the reason ``pid`` is never a target (a broad attribute such as
+    occupation); ``broad_class[pid]``: P31 classes that make a target value broad for
+    ``pid`` (a city of millions for a birthplace), class -> reason; the key ``"*"``
+    applies to every property.
+    """
+
+    drop: dict[str, str]
+    broad_class: dict[str, dict[str, str]]
+
+    def broad_classes(self, pid: str) -> dict[str, str]:
+        """The broad classes of ``pid`` and of every property (``*``)."""
+        return {**self.broad_class.get("*", {}), **self.broad_class.get(pid, {})}
+
+
+def load_target_policy(path: str | os.PathLike[str] | None = None) -> TargetPolicy:
+    """The target policy (``pid, rule, value, label, reason``), validated."""
+    p = Path(path) if path is not None else wikidata_dir() / "target_policy.tsv"
+    drop: dict[str, str] = {}
+    broad: dict[str, dict[str, str]] = {}
+    names = ("pid", "rule", "value", "label", "reason")
+    for lineno, (pid, rule, value, _label, reason) in read_tsv(p, 5, names):
+        if pid != "*":
+            _check_id(p, lineno, "pid", pid, "P")
+        if rule == "drop":
+            if value != "-":
+                raise InputError(f"{p}:{lineno}: field 'value' of a drop rule must be '-'")
+            _unique(p, lineno, "pid", pid, set(drop))
+            drop[pid] = reason
+        elif rule == "broad_class":
+            _check_id(p, lineno, "value", value, "Q")
+            table = broad.setdefault(pid, {})
+            _unique(p, lineno, "value", value, set(table))
+            table[value] = reason
+        else:
+            raise InputError(
+                f"{p}:{lineno}: field 'rule' must be one of drop, broad_class, not {rule!r}"
+            )
+    return TargetPolicy(drop, broad)
 
 
 def load_demonyms(path: str | os.PathLike[str] | None = None) -> dict[str, str]:
