@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from creagraph.core.graph import Side, is_pid, is_qid
@@ -325,12 +325,15 @@ class TargetPolicy:
 
     ``drop[pid]``: the reason ``pid`` is never a target (a broad attribute such as
     occupation); ``broad_class[pid]``: P31 classes that make a target value broad for
-    ``pid`` (a city of millions for a birthplace), class -> reason; the key ``"*"``
-    applies to every property.
+    ``pid`` (a city of millions for a birthplace), class -> reason; ``deny_label[pid]``:
+    regular expressions a target label must not match (an award *ceremony* such as "56th
+    Academy Awards" is not an award), pattern -> reason; the key ``"*"`` applies to every
+    property.
     """
 
     drop: dict[str, str]
     broad_class: dict[str, dict[str, str]]
+    deny_label: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def broad_classes(self, pid: str) -> dict[str, str]:
         """The broad classes of ``pid`` and of every property (``*``)."""
@@ -342,6 +345,7 @@ def load_target_policy(path: str | os.PathLike[str] | None = None) -> TargetPoli
     p = Path(path) if path is not None else wikidata_dir() / "target_policy.tsv"
     drop: dict[str, str] = {}
     broad: dict[str, dict[str, str]] = {}
+    deny: dict[str, dict[str, str]] = {}
     names = ("pid", "rule", "value", "label", "reason")
     for lineno, (pid, rule, value, _label, reason) in read_tsv(p, 5, names):
         if pid != "*":
@@ -356,11 +360,20 @@ def load_target_policy(path: str | os.PathLike[str] | None = None) -> TargetPoli
             table = broad.setdefault(pid, {})
             _unique(p, lineno, "value", value, set(table))
             table[value] = reason
+        elif rule == "deny_label":
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise InputError(
+                    f"{p}:{lineno}: field 'value' is not a regular expression: {exc}"
+                ) from None
+            deny.setdefault(pid, {})[value] = reason
         else:
             raise InputError(
-                f"{p}:{lineno}: field 'rule' must be one of drop, broad_class, not {rule!r}"
+                f"{p}:{lineno}: field 'rule' must be one of drop, broad_class, deny_label, "
+                f"not {rule!r}"
             )
-    return TargetPolicy(drop, broad)
+    return TargetPolicy(drop, broad, deny)
 
 
 def load_demonyms(path: str | os.PathLike[str] | None = None) -> dict[str, str]:

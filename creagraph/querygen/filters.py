@@ -2,6 +2,8 @@
 
 Candidates are filtered in this order; each step counts what it removed:
 
+0. ``mixed_types`` — the two members share no P31 class (a film and a president under one
+   award category), or one has none;
 1. ``no_informative_edge`` — the expanded endpoint has no eligible outgoing edge
    (see :func:`creagraph.querygen.sampling.edge_rejection`);
 2. ``unlabelled_start`` — the start entity has no label, so no question can name it;
@@ -57,6 +59,7 @@ T = TypeVar("T")
 _END: Any = object()
 
 FILTER_ORDER = (
+    "mixed_types",
     "no_informative_edge",
     "unlabelled_start",
     "bad_start_label",

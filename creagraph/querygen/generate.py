@@ -260,6 +260,9 @@ def _candidates(
         if on_draw is not None:
             on_draw()
         other, start = (a, b) if int(rng.integers(2)) == 0 else (b, a)
+        if not _share_a_type(kg, a, b):  # a film and a president under one award category;
+            drop("mixed_types")
+            continue
         found = sample_expansion(
             kg,
             other,
@@ -296,6 +299,34 @@ def _candidates(
             continue
         sampler.accept(category)
         yield candidate
+
+
+def _share_a_type(kg, a: str, b: str) -> bool:
+    """Whether the pair's P31 classes meet (an untyped member cannot be shown to, and
+    its holder would be named "something")."""
+    types_a = {e.object for e in kg.out_edges(a, "P31")}
+    return bool(types_a) and any(e.object in types_a for e in kg.out_edges(b, "P31"))
+
+
+# how many P279 levels above its P31 classes a holder's type is looked for
+HOLDER_TYPE_DEPTH = 3
+
+
+def _holder(kg, entity: str, holder_types: Sequence[HolderType], person_like: bool):
+    """The holder phrase of ``entity`` from its P31 classes, else from their P279 parents
+    level by level (a "2009 film" class climbs to film), else the person/thing fallback."""
+    known = {h.qid for h in holder_types}
+    level = {e.object for e in kg.out_edges(entity, "P31")}
+    seen = set(level)
+    for _ in range(HOLDER_TYPE_DEPTH + 1):
+        if level & known:
+            return holder_phrase(sorted(level), holder_types, person_like=person_like)
+        parents = {e.object for cls in sorted(level) for e in kg.out_edges(cls, "P279")}
+        level = parents - seen
+        seen |= level
+        if not level:
+            break
+    return holder_phrase([], holder_types, person_like=person_like)
 
 
 def _is_human(kg, entity: str) -> bool:
@@ -337,9 +368,8 @@ def build_record(
     labels = kg.labels(sorted(set(ids)))
     start = kg.entity(candidate.start)
     description = start.description if start is not None else None
-    types = [e.object for e in kg.out_edges(candidate.other, "P31")]
     person_like = any(kg.count_objects(candidate.other, p) > 0 for p in PERSON_PROPERTIES)
-    holder = holder_phrase(types, holder_types, person_like=person_like)
+    holder = _holder(kg, candidate.other, holder_types, person_like)
     rel_label = labels.get(edge.property) or edge.property
     condition = condition_phrase(
         edge.property, labels[edge.object], phrasing, property_label=rel_label

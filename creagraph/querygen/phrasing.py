@@ -159,6 +159,21 @@ _INSTITUTION_WORDS = {
     "Movement",
     "Conservatory",
 }
+# club names that start with their own prefix take no article ("HC Davos", "FC Rostov")
+_CLUB_PREFIXES = frozenset(
+    ["FC", "F.C.", "AC", "A.C.", "HC", "SC", "CF", "CD", "SK", "SV", "VfB", "VfL", "AS", "SS",
+     "US", "Club", "Real", "Sporting", "Atlético", "Olympique", "Racing", "Dynamo", "Dinamo",
+     "Borussia", "Hertha", "Eintracht", "KK", "BC", "KS", "NK", "FK", "GNK", "HNK", "PFC"]
+)  # fmt: skip
+# last words of names said without "the" ("Boston College", "Stanford University")
+_NO_ARTICLE_LAST = frozenset(["College", "University", "School", "Airport", "Stadium"])
+# last words of names said with "the" ("the Vietnam War", "the Stanley Cup")
+_ARTICLE_LAST = frozenset(
+    ["War", "Cup", "Championship", "Championships", "Games", "Olympics", "Revolution",
+     "Rebellion", "Uprising", "Crisis", "Campaign", "Offensive", "Expedition", "Award",
+     "Trophy", "Medal", "Series", "Tour", "Classic", "Invasion", "Occupation", "Blockade",
+     "Massacre", "Conference", "Convention", "Treaty", "Congress", "Council", "Games"]
+)  # fmt: skip
 _PLURAL_NAMES = {
     "Netherlands",
     "Philippines",
@@ -273,6 +288,13 @@ def needs_definite_article(label: str, *, team: bool = False) -> bool:
         return True
     if len(words) < 2:
         return False
+    if words[0] in _CLUB_PREFIXES:  # "FC Barcelona", "HC Davos", "Club Atlético Colón"
+        return False
+    last = words[-1].strip(",()")
+    if last in _NO_ARTICLE_LAST and words[-2] != "of":  # "Boston College", not "the …"
+        return False
+    if last in _ARTICLE_LAST:  # "the Vietnam War", "the … Player Award" (not "World War II")
+        return True
     if words[0] in _FIRST_WORDS:
         return True
     if any(w.strip(",()") in _INSTITUTION_WORDS for w in words):

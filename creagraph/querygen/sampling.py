@@ -27,6 +27,7 @@ References
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -357,8 +358,10 @@ def target_policy_rejection(kg, pid: str, entity: str, policy: TargetPolicy) -> 
     ``"broad_attribute"``: ``pid`` is dropped as a target by the policy;
     ``"class_target"``: ``entity`` is a class (it has instances or subclasses in the
     graph: "Academy Awards" is the class of the Academy Award categories);
-    ``"broad_value"``: one of ``entity``'s P31 classes is a broad class of ``pid``
-    (a city of millions as a birthplace).
+    ``"denied_label"``: the label matches a ``deny_label`` pattern of ``pid`` (an award
+    ceremony, "56th Academy Awards", is not an award); ``"broad_value"``: one of
+    ``entity``'s P31 classes is a broad class of ``pid`` (a city of millions as a
+    birthplace).
 
     Examples
     --------
@@ -368,6 +371,11 @@ def target_policy_rejection(kg, pid: str, entity: str, policy: TargetPolicy) -> 
     """
     if pid in policy.drop:
         return "broad_attribute"
+    patterns = {**policy.deny_label.get("*", {}), **policy.deny_label.get(pid, {})}
+    if patterns:
+        label = kg.label(entity) or ""
+        if any(re.search(pattern, label) for pattern in patterns):
+            return "denied_label"
     if kg.count_subjects("P31", entity) > 0 or kg.count_subjects("P279", entity) > 0:
         return "class_target"
     broad = policy.broad_classes(pid)

@@ -32,6 +32,18 @@ LABELS = {**PEOPLE, **THINGS}
 NO_POLICY = TargetPolicy({}, {})
 
 
+@pytest.fixture
+def tiny_graph(tiny_graph):
+    """The conftest builder, with every person typed human: the pair of a query must share
+    a P31 class (``mixed_types``), which these graphs do not test."""
+
+    def make(triples, labels, descriptions=None):
+        people = sorted({s for s, _, _ in triples if s in PEOPLE})
+        return tiny_graph([*triples, *((q, "P31", "Q5") for q in people)], labels, descriptions)
+
+    return make
+
+
 def run(kg, relations=(AWARD,), seeds=range(8), **config):
     """Generation results for several seeds (each filter must act whatever the draw)."""
     cfg = GenerationConfig(**config)

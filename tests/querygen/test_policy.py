@@ -4,6 +4,7 @@ implications, reuse limits and descriptors, on real entities of the shared slice
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -12,6 +13,7 @@ from creagraph.core.graph import Category, Edge
 from creagraph.core.io import InputError
 from creagraph.core.paths import wikidata_dir
 from creagraph.querygen import (
+    EmptySelectionError,
     GenerationConfig,
     SourceRelation,
     generate_queries,
@@ -23,6 +25,7 @@ from creagraph.querygen import (
 from creagraph.querygen.catalogue import load_demonyms
 from creagraph.querygen.phrasing import ends_in_modifier
 from creagraph.querygen.sampling import Candidate
+from tests.clirun import run
 
 CAST = SourceRelation("P161", "cast member", "object")
 SONGWRITER, CHICAGO, HERFORD = "Q753110", "Q1297", "Q3971"
@@ -49,7 +52,7 @@ def test_policy_ids_are_the_slice_entities_they_name(kg):
             assert kg.label(pid) is not None, pid
         if rule == "broad_class":
             assert kg.label(value) == label, (value, label)
-        else:
+        elif rule == "drop":
             assert kg.label(pid) == label, (pid, label)
 
 
@@ -68,6 +71,13 @@ def test_class_valued_targets_are_refused(kg):
     assert kg.count_subjects("P31", ACADEMY_AWARDS) > 0
     assert target_policy_rejection(kg, "P166", ACADEMY_AWARDS, policy) == "class_target"
     assert target_policy_rejection(kg, "P166", EMMY, policy) == "class_target"
+    assert target_policy_rejection(kg, "P166", FINALS_MVP, policy) is None
+
+
+def test_award_ceremonies_are_not_awards(kg):
+    policy = load_target_policy()
+    ceremony = kg.search("56th Academy Awards", limit=1)[0].id
+    assert target_policy_rejection(kg, "P166", ceremony, policy) == "denied_label"
     assert target_policy_rejection(kg, "P166", FINALS_MVP, policy) is None
 
 
@@ -192,3 +202,93 @@ def test_reuse_limits_are_configurable(kg):
     assert max(Counter(r["entity_a_id"] for r in unlimited.records).values()) > 2
     with pytest.raises(ValueError, match="max_target_uses"):
         GenerationConfig(max_target_uses=0)
+
+
+def test_balance_reports_per_relation_what_it_filled_and_why(kg):
+    result = generate_queries(kg, 1000, seed=7, config=GenerationConfig(balance=True))
+    report = result.report
+    lines = report.lines()
+    short = report.shortfall()
+    assert lines[1] == (
+        f"balance: {report.quota} queries asked of each of {len(report.per_relation)} relations; "
+        f"{len(report.per_relation) - len(short)} filled, {len(short)} short by "
+        f"{sum(short.values())} in all"
+    )
+    reasons = report.as_dict()["shortfall_reasons"]
+    assert set(reasons) == set(short)
+    assert reasons["P2175"] == "the graph has no statement of it"
+    # P39: three usable positions, ten rejected as generic in the world
+    assert reasons["P39"].startswith("3 usable categories (rejected as generic: generic_item")
+    assert "ran out after" in reasons["P39"]
+    for pid in short:
+        row = report.per_relation[pid]
+        assert f"balance: {pid} {row['label']} gave {row['kept']} of {report.quota}" in "\n".join(
+            lines
+        )
+
+
+def test_pairs_share_a_type_and_holders_climb_subclasses(kg, generated):
+    for rec in generated.records[:200]:
+        a = {e.object for e in kg.out_edges(rec["entity_a_id"], "P31")}
+        b = {e.object for e in kg.out_edges(rec["bridge"]["id"], "P31")}
+        assert a & b, rec["query"]
+    assert generated.report.removed["mixed_types"] > 0
+    holders = Counter(r["holder"] for r in generated.records)
+    assert holders["something that"] <= 5, holders
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("Union College", False), ("Boston College", False), ("University of Oxford", True),
+        ("HC Davos", False), ("Club Atlético River Plate (Montevideo)", False),
+        ("Vietnam War", True), ("World War II", False),
+        ("Bill Russell NBA Finals Most Valuable Player Award", True),
+        ("Royal Society", True), ("Harvard University", False),
+    ],
+)  # fmt: skip
+def test_articles_key_on_the_last_word_with_club_prefixes(label, expected):
+    from creagraph.querygen import needs_definite_article
+
+    assert needs_definite_article(label, team=True) is expected
+
+
+def test_cli_reuse_limits(store_dir, tmp_path, capsys):
+    out = tmp_path / "q.jsonl"
+    args = ["queries", "generate", "--store", store_dir, "--n", 300, "--seed", 3, "--out", out]
+    code, printed, _ = run(capsys, *args, "--max-start-uses", 1, "--max-target-uses", 0)
+    assert code == 0 and "reused_start" in printed
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 300
+    assert max(Counter(r["entity_a_id"] for r in records).values()) == 1
+
+
+def test_a_category_of_200000_members_is_bounded_work_with_progress(tmp_path, monkeypatch, capsys):
+    """Issue 23: a 200,000-member category stalled `queries generate` with no progress."""
+    from tests.querygen.conftest import build_store
+
+    n = 200_000
+    triples = [(f"Q{1000 + i}", "P166", "Q100") for i in range(n)]
+    triples += [(f"Q{1000 + i}", "P31", "Q5") for i in range(n)]
+    triples += [(f"Q{1000 + i}", "P69", f"Q{500 + i % 50}") for i in range(n)]
+    labels = {"Q100": "Big Prize", "Q5": "human"}
+    labels.update({f"Q{500 + j}": f"College {j}" for j in range(50)})
+    labels.update({f"Q{1000 + i}": f"Person {i}" for i in range(0, n, 997)})
+    kg = build_store(tmp_path, triples, labels)
+    try:
+        monkeypatch.setenv("CREAGRAPH_PROGRESS", "1")
+        award = SourceRelation("P166", "award received", "subject")
+        big = GenerationConfig(
+            max_size=300_000, max_target_holders=10**6, specific_categories=False,
+            min_source_quality=0, max_per_category=None,
+        )  # fmt: skip
+        result = generate_queries(kg, 5, 1, big, relations=[award], show_progress=True)
+        assert result.report.per_relation["P166"]["categories"] == 1
+        assert len(result.records) == 5
+        err = capsys.readouterr().err
+        assert "P166: 1 categories" in err and "5/5" in err
+        # the default rules reject it as a hub of the graph, and say so
+        with pytest.raises(EmptySelectionError, match=r"rejected: hub 1"):
+            generate_queries(kg, 5, 1, GenerationConfig(max_size=300_000), relations=[award])
+    finally:
+        kg.close()
