@@ -20,7 +20,13 @@ from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.paths import inverse_labels, wikidata_dir
 from creagraph.core.text import normalize_loose
 
-__all__ = ["Direction", "RelationLink", "RelationLinker", "relation_phrases"]
+__all__ = [
+    "Direction",
+    "RelationLink",
+    "RelationLinker",
+    "relation_phrases",
+    "property_implications",
+]
 
 Direction = Literal["forward", "inverse"]
 
@@ -37,6 +43,27 @@ def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
         if len(parts) != 3 or parts[2] not in ("forward", "inverse"):
             raise ValueError(f"{path}:{lineno}: expected 'phrase<TAB>PID<TAB>forward|inverse'")
         out.setdefault(normalize_loose(parts[0]), []).append((parts[1], parts[2]))  # type: ignore[arg-type]
+    return out
+
+
+@functools.cache
+def property_implications() -> dict[str, list[tuple[str, Direction]]]:
+    """PID -> [(implied PID, direction)] from ``wikidata/property_implications.tsv``.
+
+    ``(s, pid, o)`` implies ``(s, implied, o)`` when the direction is ``"forward"`` and
+    ``(o, implied, s)`` when it is ``"inverse"`` (SPEC §3.4).
+    """
+    path = wikidata_dir() / "property_implications.tsv"
+    out: dict[str, list[tuple[str, Direction]]] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < 3 or parts[2] not in ("forward", "inverse"):
+            raise ValueError(
+                f"{path}:{lineno}: expected 'pid<TAB>implied_pid<TAB>forward|inverse<TAB>note'"
+            )
+        out.setdefault(parts[0], []).append((parts[1], parts[2]))  # type: ignore[arg-type]
     return out
 
 

@@ -21,12 +21,14 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         HolderType,
         Phrasing,
         SourceRelation,
+        TargetPolicy,
         load_blocklist,
         load_holder_types,
         load_phrasing,
         load_source_relations,
+        load_target_policy,
     )
-    from creagraph.querygen.filters import FilterReport, is_trivial, stratified_take
+    from creagraph.querygen.filters import FilterReport, is_trivial, stratified_take, triviality
     from creagraph.querygen.generate import (
         EmptySelectionError,
         GenerationConfig,
@@ -81,16 +83,17 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
         pair_from_index,
         sample_expansion,
         select_categories,
+        target_policy_rejection,
     )
 
 #: defining module → its public names, imported on first use so that `creagraph --help`
 #: (which loads this package's CLI) does not pay for numpy, scipy and the like.
 _MODULES: dict[str, tuple[str, ...]] = {
     "creagraph.querygen.catalogue": (
-        "HolderType", "Phrasing", "SourceRelation", "load_blocklist", "load_holder_types",
-        "load_phrasing", "load_source_relations",
+        "HolderType", "Phrasing", "SourceRelation", "TargetPolicy", "load_blocklist",
+        "load_holder_types", "load_phrasing", "load_source_relations", "load_target_policy",
     ),
-    "creagraph.querygen.filters": ("FilterReport", "is_trivial", "stratified_take"),
+    "creagraph.querygen.filters": ("FilterReport", "is_trivial", "stratified_take", "triviality"),
     "creagraph.querygen.generate": (
         "EmptySelectionError", "GenerationConfig", "GenerationResult", "build_record",
         "generate_queries", "generate_query_file", "query_id", "write_queries",
@@ -112,7 +115,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "creagraph.querygen.sampling": (
         "Candidate", "PairSampler", "edge_rejection", "pair_from_index", "sample_expansion",
-        "select_categories",
+        "select_categories", "target_policy_rejection",
     ),
 }  # fmt: skip
 _EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from creagraph.core.graph import Side, is_pid, is_qid
@@ -45,6 +45,8 @@ __all__ = [
     "load_category_rules",
     "load_target_types",
     "load_demonyms",
+    "TargetPolicy",
+    "load_target_policy",
     "read_tsv",
     "PLACEHOLDERS",
 ]
@@ -315,6 +317,63 @@ def load_target_types(path: str | os.PathLike[str] | None = None) -> TargetTypes
         _unique(p, lineno, "value", value, set(table))
         table[value] = reason
     return TargetTypes(tables["require_class"], tables["deny_class"], tables["deny_word"])
+
+
+@dataclass(frozen=True)
+class TargetPolicy:
+    """Which target conditions are specific in the world (``wikidata/target_policy.tsv``).
+
+    ``drop[pid]``: the reason ``pid`` is never a target (a broad attribute such as
+    occupation); ``broad_class[pid]``: P31 classes that make a target value broad for
+    ``pid`` (a city of millions for a birthplace), class -> reason; ``deny_label[pid]``:
+    regular expressions a target label must not match (an award *ceremony* such as "56th
+    Academy Awards" is not an award), pattern -> reason; the key ``"*"`` applies to every
+    property.
+    """
+
+    drop: dict[str, str]
+    broad_class: dict[str, dict[str, str]]
+    deny_label: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def broad_classes(self, pid: str) -> dict[str, str]:
+        """The broad classes of ``pid`` and of every property (``*``)."""
+        return {**self.broad_class.get("*", {}), **self.broad_class.get(pid, {})}
+
+
+def load_target_policy(path: str | os.PathLike[str] | None = None) -> TargetPolicy:
+    """The target policy (``pid, rule, value, label, reason``), validated."""
+    p = Path(path) if path is not None else wikidata_dir() / "target_policy.tsv"
+    drop: dict[str, str] = {}
+    broad: dict[str, dict[str, str]] = {}
+    deny: dict[str, dict[str, str]] = {}
+    names = ("pid", "rule", "value", "label", "reason")
+    for lineno, (pid, rule, value, _label, reason) in read_tsv(p, 5, names):
+        if pid != "*":
+            _check_id(p, lineno, "pid", pid, "P")
+        if rule == "drop":
+            if value != "-":
+                raise InputError(f"{p}:{lineno}: field 'value' of a drop rule must be '-'")
+            _unique(p, lineno, "pid", pid, set(drop))
+            drop[pid] = reason
+        elif rule == "broad_class":
+            _check_id(p, lineno, "value", value, "Q")
+            table = broad.setdefault(pid, {})
+            _unique(p, lineno, "value", value, set(table))
+            table[value] = reason
+        elif rule == "deny_label":
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise InputError(
+                    f"{p}:{lineno}: field 'value' is not a regular expression: {exc}"
+                ) from None
+            deny.setdefault(pid, {})[value] = reason
+        else:
+            raise InputError(
+                f"{p}:{lineno}: field 'rule' must be one of drop, broad_class, deny_label, "
+                f"not {rule!r}"
+            )
+    return TargetPolicy(drop, broad, deny)
 
 
 def load_demonyms(path: str | os.PathLike[str] | None = None) -> dict[str, str]:

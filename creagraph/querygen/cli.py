@@ -51,6 +51,12 @@ MaxTargetHoldersOpt = Annotated[
 MaxPerCategoryOpt = Annotated[
     int, typer.Option(help="Most queries from one category (0: no limit).")
 ]
+MaxStartUsesOpt = Annotated[
+    int, typer.Option(min=0, help="Most queries about one start entity (0: no limit).")
+]
+MaxTargetUsesOpt = Annotated[
+    int, typer.Option(min=0, help="Most queries with one target condition (0: no limit).")
+]
 MinSourceQualityOpt = Annotated[
     float, typer.Option(help="Smallest source-path quality kept (4: strong; 0: any).")
 ]
@@ -109,6 +115,8 @@ def generate(  # long only for its option declarations; the body parses and call
     max_size: MaxSizeOpt = 99,
     max_target_holders: MaxTargetHoldersOpt = 499,
     max_per_category: MaxPerCategoryOpt = 3,
+    max_start_uses: MaxStartUsesOpt = 2,
+    max_target_uses: MaxTargetUsesOpt = 2,
     min_source_quality: MinSourceQualityOpt = 4.0,
     balance: BalanceOpt = False,
     report: ReportOpt = None,
@@ -142,6 +150,8 @@ def generate(  # long only for its option declarations; the body parses and call
         max_size=max_size,
         max_target_holders=max_target_holders,
         max_per_category=max_per_category or None,
+        max_start_uses=max_start_uses or None,
+        max_target_uses=max_target_uses or None,
         relations=tuple(relation) if relation else None,
         min_source_quality=min_source_quality,
         balance=balance,

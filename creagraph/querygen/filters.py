@@ -2,13 +2,22 @@
 
 Candidates are filtered in this order; each step counts what it removed:
 
+0. ``mixed_types`` — the two members share no P31 class (a film and a president under one
+   award category), or one has none;
 1. ``no_informative_edge`` — the expanded endpoint has no eligible outgoing edge
    (see :func:`creagraph.querygen.sampling.edge_rejection`);
 2. ``unlabelled_start`` — the start entity has no label, so no question can name it;
    ``bad_start_label`` — its label fails the sanity checks (mixed scripts, repeated
    tokens, vandalism: :func:`creagraph.querygen.phrasing.label_problem`);
 3. ``trivial_one_hop`` — the start entity already satisfies the target, ``(x_start, r', y)``
-   holds (:func:`is_trivial`);
+   holds; ``trivial_inverse`` — it does through a declared inverse or symmetric property
+   (``wikidata/inverse_properties.tsv``, ``symmetric_properties.tsv``, the tables grounding
+   reads); ``trivial_implied`` — through a statement that implies it
+   (``wikidata/property_implications.tsv``: Jeremy Renner is in the cast of The Avengers,
+   so he is "known for" it); ``trivial_linked`` — the start entity and y are linked by any
+   other edge, a one-hop connection; ``incomplete_career`` — a "played for" target of a
+   start entity whose career the graph records as one team or none (it may well have
+   played there) (:func:`triviality`);
 4. ``weak_source_path`` — the source path's quality (SPEC §3.4: the smallest σ of its
    two category triples; the final triple is the imposed target) is below the threshold
    (default 4), so it would not prove that a *strong* connection exists
@@ -40,6 +49,7 @@ __all__ = [
     "FilterReport",
     "FILTER_ORDER",
     "is_trivial",
+    "triviality",
     "source_path_quality",
     "stratified_take",
 ]
@@ -49,11 +59,18 @@ T = TypeVar("T")
 _END: Any = object()
 
 FILTER_ORDER = (
+    "mixed_types",
     "no_informative_edge",
     "unlabelled_start",
     "bad_start_label",
     "trivial_one_hop",
+    "trivial_inverse",
+    "trivial_implied",
+    "trivial_linked",
+    "incomplete_career",
     "weak_source_path",
+    "reused_start",
+    "reused_target",
     "duplicate",
 )
 
@@ -109,7 +126,7 @@ class FilterReport:
             "removed": {k: int(self.removed.get(k, 0)) for k in FILTER_ORDER},
             "edges_skipped": {k: int(v) for k, v in sorted(self.edges_skipped.items())},
             "kept": self.kept,
-            "per_relation": {k: dict(v) for k, v in self.per_relation.items()},
+            "per_relation": {k: _plain_row(v) for k, v in self.per_relation.items()},
             "categories_rejected": {
                 pid: {k: int(v) for k, v in sorted(c.items())}
                 for pid, c in self.categories_rejected.items()
@@ -119,6 +136,7 @@ class FilterReport:
             "balanced": self.balanced,
             "quota": self.quota,
             "shortfall": self.shortfall(),
+            "shortfall_reasons": {pid: self.why_short(pid) for pid in self.shortfall()},
             "empty_reason": self.empty_reason,
         }
 
@@ -132,9 +150,38 @@ class FilterReport:
             if row["kept"] < self.quota
         }
 
+    def why_short(self, pid: str) -> str:
+        """Why relation ``pid`` gave fewer queries than asked: its usable categories (and
+        those rejected as generic), the pairs drawn and what removed them."""
+        row = self.per_relation[pid]
+        rejected = self.categories_rejected.get(pid) or Counter()
+        parts = [f"{row['categories']} usable categories"]
+        if rejected:
+            parts[0] += " (rejected as generic: " + _counts(rejected) + ")"
+        if row.get("statements") == 0:
+            return "the graph has no statement of it"
+        if row["categories"] == 0:
+            return parts[0]
+        parts.append(
+            f"ran out after {row['drawn']} pairs drawn (each category used up or at its cap)"
+            if row.get("exhausted")
+            else f"{row['drawn']} pairs drawn"
+        )
+        removed = Counter({k: v for k, v in (row.get("removed") or {}).items() if v})
+        if removed:
+            parts.append("removed: " + _counts(removed, top=4))
+        return "; ".join(parts)
+
     def lines(self) -> list[str]:
-        """A human-readable report."""
+        """A human-readable report; with ``balance``, the shortfall first."""
         out = [f"requested {self.requested}, candidates drawn {self.drawn}, kept {self.kept}"]
+        short = self.shortfall()
+        if self.balanced and self.quota is not None:
+            filled = sum(1 for row in self.per_relation.values() if row["kept"] >= self.quota)
+            out.append(
+                f"balance: {self.quota} queries asked of each of {len(self.per_relation)} "
+                f"relations; {filled} filled, {len(short)} short by {sum(short.values())} in all"
+            )
         out.append("removed by filter:")
         out.extend(f"  {k:<22}{int(self.removed.get(k, 0)):>8}" for k in FILTER_ORDER)
         if self.edges_skipped:
@@ -156,13 +203,25 @@ class FilterReport:
         if self.class_sizes:
             out.append("class sizes of the queries kept:")
             out.extend(f"  {k:<22}{v:>8}" for k, v in _ordered_sizes(self.class_sizes).items())
-        for pid, missing in self.shortfall().items():
+        for pid, missing in short.items():
             row = self.per_relation[pid]
             out.append(
                 f"balance: {pid} {row.get('label', '')} gave {row['kept']} of {self.quota} "
-                f"(the graph has {row['categories']} usable categories; {missing} short)"
+                f"({missing} short): {self.why_short(pid)}"
             )
         return out
+
+
+def _counts(counts: Mapping[str, int], top: int | None = None) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in items[:top])
+
+
+def _plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    if "removed" in out:
+        out["removed"] = {k: int(v) for k, v in sorted(out["removed"].items()) if v}
+    return out
 
 
 def _ordered_sizes(sizes: Counter) -> dict[str, int]:
@@ -173,12 +232,61 @@ def _ordered_sizes(sizes: Counter) -> dict[str, int]:
 
 
 def is_trivial(kg, candidate: Candidate) -> bool:
-    """Whether the start entity already satisfies the target condition ``(start, r', y)``.
+    """Whether the item is trivial: :func:`triviality` gives a reason.
 
     Such an item has a one-hop answer and is dropped (SPEC §3.1 step 5).
     """
-    edge = candidate.expansion
-    return bool(kg.has_triple(candidate.start, edge.property, edge.object))
+    return triviality(kg, candidate) is not None
+
+
+# a start entity whose P54 list has fewer teams than this has no recorded career
+MIN_CAREER_TEAMS = 2
+
+
+def triviality(kg, candidate: Candidate) -> str | None:
+    """Why the start entity already meets (or may meet) the target condition, or ``None``.
+
+    With the target ``(x, r', y)`` and the start entity s: ``"trivial_one_hop"`` when
+    ``(s, r', y)`` is in the graph; ``"trivial_inverse"`` when ``(y, q, s)`` is, q an
+    inverse of r' or r' symmetric; ``"trivial_implied"`` when a statement between s and y
+    implies ``(s, r', y)`` (:func:`creagraph.core.relations.property_implications`);
+    ``"trivial_linked"`` when any other edge joins s and y (``kg.edges_between``);
+    ``"incomplete_career"`` when r' is P54 (member of sports team) and s has fewer than
+    :data:`MIN_CAREER_TEAMS` teams in the graph.
+    """
+    from creagraph.core.relations import property_implications
+    from creagraph.scoring.grounding import inverse_properties, symmetric_properties
+
+    start = candidate.start
+    pid, target = candidate.expansion.property, candidate.expansion.object
+    edges = kg.edges_between(start, target)
+    if edges:
+        inverses = set(inverse_properties().get(pid, ()))
+        if pid in symmetric_properties():
+            inverses.add(pid)
+        implied_by = {
+            (q, direction)
+            for q, implied in property_implications().items()
+            for p, direction in implied
+            if p == pid
+        }
+        reasons = set()
+        for e in edges:
+            forward = e.subject == start
+            if forward and e.property == pid:
+                return "trivial_one_hop"
+            if not forward and e.property in inverses:
+                reasons.add("trivial_inverse")
+            elif (e.property, "forward" if forward else "inverse") in implied_by:
+                reasons.add("trivial_implied")
+            else:
+                reasons.add("trivial_linked")
+        for reason in ("trivial_inverse", "trivial_implied", "trivial_linked"):
+            if reason in reasons:
+                return reason
+    if pid == "P54" and kg.count_objects(start, "P54") < MIN_CAREER_TEAMS:
+        return "incomplete_career"
+    return None
 
 
 def source_path_quality(kg, candidate: Candidate) -> float:

@@ -36,10 +36,11 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,7 @@ from creagraph.querygen.catalogue import (
     HolderType,
     Phrasing,
     SourceRelation,
+    TargetPolicy,
     TargetTypes,
     load_blocklist,
     load_category_rules,
@@ -61,13 +63,14 @@ from creagraph.querygen.catalogue import (
     load_holder_types,
     load_phrasing,
     load_source_relations,
+    load_target_policy,
     load_target_types,
 )
 from creagraph.querygen.filters import (
     FilterReport,
-    is_trivial,
     source_path_quality,
     stratified_take,
+    triviality,
 )
 from creagraph.querygen.phrasing import (
     PERSON_PROPERTIES,
@@ -133,6 +136,10 @@ class GenerationConfig:
         Give every relation the same quota and do not hand a relation's shortfall to
         the others (the published set's even mix); the report names the relations that
         fell short.
+    max_start_uses, max_target_uses : int or None
+        Most queries of the set about one start entity, and with one target condition
+        ``(r', y)`` (default 2 each; None: no limit), so one entity or one award cannot
+        recur through the set.
     """
 
     min_size: int = DEFAULT_MIN_SIZE
@@ -144,6 +151,8 @@ class GenerationConfig:
     prefer_min_size: int | None = DEFAULT_PREFER_MIN_SIZE
     specific_categories: bool = True
     balance: bool = False
+    max_start_uses: int | None = 2
+    max_target_uses: int | None = 2
 
     def __post_init__(self) -> None:
         if self.min_size < 2:
@@ -152,10 +161,10 @@ class GenerationConfig:
             raise ValueError(f"max_size ({self.max_size}) is below min_size ({self.min_size})")
         if self.max_target_holders < 1:
             raise ValueError(f"max_target_holders must be positive, not {self.max_target_holders}")
-        if self.max_per_category is not None and self.max_per_category < 1:
-            raise ValueError(
-                f"max_per_category must be positive or None, not {self.max_per_category}"
-            )
+        for name in ("max_per_category", "max_start_uses", "max_target_uses"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be positive or None, not {value}")
 
 
 @dataclass
@@ -193,6 +202,28 @@ class _NoBar:
         pass
 
 
+@dataclass
+class _Reuse:
+    """Uses of each start entity and each target ``(r', y)`` among the queries taken."""
+
+    max_start: int | None
+    max_target: int | None
+    starts: Counter = field(default_factory=Counter)
+    targets: Counter = field(default_factory=Counter)
+
+    def rejection(self, candidate: Candidate) -> str | None:
+        if self.max_start is not None and self.starts[candidate.start] >= self.max_start:
+            return "reused_start"
+        target = (candidate.expansion.property, candidate.expansion.object)
+        if self.max_target is not None and self.targets[target] >= self.max_target:
+            return "reused_target"
+        return None
+
+    def take(self, candidate: Candidate) -> None:
+        self.starts[candidate.start] += 1
+        self.targets[(candidate.expansion.property, candidate.expansion.object)] += 1
+
+
 def _relation_rng(seed: int, pid: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), int(pid[1:])])
 
@@ -206,11 +237,19 @@ def _candidates(
     blocklist: Mapping[str, str],
     report: FilterReport,
     checks: TargetChecks | None = None,
+    reuse: _Reuse | None = None,
+    on_draw: Callable[[], None] | None = None,
 ) -> Iterator[Candidate]:
     """The lazily filtered candidates of one relation stratum."""
     rng = _relation_rng(seed, relation.pid)
     sampler = PairSampler(categories, config.max_per_category, config.prefer_min_size)
     row = report.per_relation[relation.pid]
+    removed = row["removed"]
+
+    def drop(reason: str) -> None:
+        report.removed[reason] += 1
+        removed[reason] += 1
+
     while True:
         draw = sampler.draw(rng)
         if draw is None:
@@ -218,7 +257,12 @@ def _candidates(
         category, a, b = draw
         report.drawn += 1
         row["drawn"] += 1
+        if on_draw is not None:
+            on_draw()
         other, start = (a, b) if int(rng.integers(2)) == 0 else (b, a)
+        if not _share_a_type(kg, a, b):  # a film and a president under one award category;
+            drop("mixed_types")
+            continue
         found = sample_expansion(
             kg,
             other,
@@ -230,25 +274,59 @@ def _candidates(
             checks=checks,
         )
         if found is None:
-            report.removed["no_informative_edge"] += 1
+            drop("no_informative_edge")
             continue
         edge, holders = found
         start_label = kg.label(start)
         if not start_label:
-            report.removed["unlabelled_start"] += 1
+            drop("unlabelled_start")
             continue
         if checks is not None and label_problem(start_label, person=_is_human(kg, start)):
-            report.removed["bad_start_label"] += 1
+            drop("bad_start_label")
             continue
         candidate = Candidate(relation, category, start, other, edge, holders)
-        if is_trivial(kg, candidate):
-            report.removed["trivial_one_hop"] += 1
+        if reuse is not None:  # cheapest first: no graph lookup
+            reused = reuse.rejection(candidate)
+            if reused is not None:
+                drop(reused)
+                continue
+        trivial = triviality(kg, candidate)
+        if trivial is not None:
+            drop(trivial)
             continue
         if source_path_quality(kg, candidate) < config.min_source_quality:
-            report.removed["weak_source_path"] += 1
+            drop("weak_source_path")
             continue
         sampler.accept(category)
         yield candidate
+
+
+def _share_a_type(kg, a: str, b: str) -> bool:
+    """Whether the pair's P31 classes meet (an untyped member cannot be shown to, and
+    its holder would be named "something")."""
+    types_a = {e.object for e in kg.out_edges(a, "P31")}
+    return bool(types_a) and any(e.object in types_a for e in kg.out_edges(b, "P31"))
+
+
+# how many P279 levels above its P31 classes a holder's type is looked for
+HOLDER_TYPE_DEPTH = 3
+
+
+def _holder(kg, entity: str, holder_types: Sequence[HolderType], person_like: bool):
+    """The holder phrase of ``entity`` from its P31 classes, else from their P279 parents
+    level by level (a "2009 film" class climbs to film), else the person/thing fallback."""
+    known = {h.qid for h in holder_types}
+    level = {e.object for e in kg.out_edges(entity, "P31")}
+    seen = set(level)
+    for _ in range(HOLDER_TYPE_DEPTH + 1):
+        if level & known:
+            return holder_phrase(sorted(level), holder_types, person_like=person_like)
+        parents = {e.object for cls in sorted(level) for e in kg.out_edges(cls, "P279")}
+        level = parents - seen
+        seen |= level
+        if not level:
+            break
+    return holder_phrase([], holder_types, person_like=person_like)
 
 
 def _is_human(kg, entity: str) -> bool:
@@ -290,9 +368,8 @@ def build_record(
     labels = kg.labels(sorted(set(ids)))
     start = kg.entity(candidate.start)
     description = start.description if start is not None else None
-    types = [e.object for e in kg.out_edges(candidate.other, "P31")]
     person_like = any(kg.count_objects(candidate.other, p) > 0 for p in PERSON_PROPERTIES)
-    holder = holder_phrase(types, holder_types, person_like=person_like)
+    holder = _holder(kg, candidate.other, holder_types, person_like)
     rel_label = labels.get(edge.property) or edge.property
     condition = condition_phrase(
         edge.property, labels[edge.object], phrasing, property_label=rel_label
@@ -344,6 +421,7 @@ def generate_queries(
     category_rules: CategoryRules | None = None,
     target_types: TargetTypes | None = None,
     demonyms: Mapping[str, str] | None = None,
+    target_policy: TargetPolicy | None = None,
     show_progress: bool = False,
 ) -> GenerationResult:
     """Generate ``n`` CREATE queries from ``kg`` (SPEC §3.1), reproducibly from ``seed``.
@@ -359,7 +437,8 @@ def generate_queries(
         Non-negative seed; with the same graph and catalogues the output is identical.
     config : GenerationConfig, optional
         Size ranges and caps (see :class:`GenerationConfig`).
-    relations, blocklist, phrasing, holder_types, category_rules, target_types, demonyms : optional
+    relations, blocklist, phrasing, holder_types, category_rules, target_types, demonyms, \
+target_policy : optional
         Catalogues; default the files in ``wikidata/``
         (:mod:`creagraph.querygen.catalogue`).
     show_progress : bool
@@ -389,19 +468,26 @@ def generate_queries(
     rules = category_rules if category_rules is not None else load_category_rules()
     types = target_types if target_types is not None else load_target_types()
     demonyms = demonyms if demonyms is not None else load_demonyms()
-    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules)
+    policy = target_policy if target_policy is not None else load_target_policy()
+    checks = TargetChecks(phrasing=phrasing, types=types, rules=rules, policy=policy)
     if not relations:
         raise EmptySelectionError("no source relation selected")
 
     report = FilterReport(requested=int(n), balanced=bool(config.balance))
-    streams, sizes = _relation_streams(
-        kg, relations, int(seed), config, blocklist, rules, checks, report
-    )
-    if n > 0 and not any(sizes.values()):
-        raise EmptySelectionError(_why_empty(kg, relations, report, config))
-    if config.balance and relations:
-        report.quota = -(-int(n) // len(relations))
-    taken = _take(streams, int(n), config, report, show_progress)
+    reuse = _Reuse(config.max_start_uses, config.max_target_uses)
+    bar = progress_bar(total=n, desc="queries", unit=" queries") if show_progress else _NoBar()
+    try:
+        streams, sizes = _relation_streams(
+            kg, relations, int(seed), config, blocklist, rules, checks, report, reuse,
+            bar if show_progress else None,
+        )  # fmt: skip
+        if n > 0 and not any(sizes.values()):
+            raise EmptySelectionError(_why_empty(kg, relations, report, config))
+        if config.balance and relations:
+            report.quota = -(-int(n) // len(relations))
+        taken = _take(streams, int(n), config, report, bar, reuse)
+    finally:
+        bar.close()
     records = [
         build_record(
             kg,
@@ -446,11 +532,22 @@ def _relation_streams(
     rules: CategoryRules,
     checks: TargetChecks,
     report: FilterReport,
+    reuse: _Reuse | None = None,
+    bar: Any = None,
 ) -> tuple[dict[str, Iterator[Candidate]], dict[str, int]]:
     """Step 1 per relation: its categories (and the rejected ones, in the report), and
-    the lazy stream of its filtered candidates; also the number of categories per PID."""
+    the lazy stream of its filtered candidates; also the number of categories per PID.
+    With ``bar``, each category examined and each candidate drawn shows on it."""
     streams: dict[str, Iterator[Candidate]] = {}
     sizes: dict[str, int] = {}
+    seen = {"categories": 0, "drawn": 0}
+    counts: dict[str, int] | None = None
+
+    def tick(what: str, pid: str) -> None:
+        seen[what] += 1
+        if bar is not None and seen[what] % 500 == 1:
+            bar.set_postfix_str(f"{pid}: {seen[what]:,} {what}", refresh=True)
+
     for rel in relations:
         rejected: list[tuple[Category, str]] = []
         categories = select_categories(
@@ -460,6 +557,7 @@ def _relation_streams(
             max_size=config.max_size,
             rules=rules if config.specific_categories else None,
             rejected=rejected,
+            on_category=functools.partial(_ignore_first, tick, "categories", rel.pid),
         )
         sizes[rel.pid] = len(categories)
         report.categories_rejected[rel.pid] = Counter(reason for _, reason in rejected)
@@ -475,9 +573,33 @@ def _relation_streams(
             "drawn": 0,
             "kept": 0,
             "exhausted": False,
+            "removed": Counter(),
         }
-        streams[rel.pid] = _candidates(kg, rel, categories, seed, config, blocklist, report, checks)
+        if not categories:  # say whether the graph has the relation at all
+            if counts is None:
+                counts = _property_counts(kg)
+            if rel.pid not in counts and counts:
+                report.per_relation[rel.pid]["statements"] = 0
+        streams[rel.pid] = _candidates(
+            kg, rel, categories, seed, config, blocklist, report, checks, reuse,
+            on_draw=functools.partial(tick, "drawn", rel.pid),
+        )  # fmt: skip
     return streams, sizes
+
+
+def _ignore_first(func: Callable[..., None], *args: Any) -> None:
+    """``func(*args[:-1])``: a callback that drops the value it is called with."""
+    func(*args[:-1])
+
+
+def _property_counts(kg) -> dict[str, int]:
+    """Statements per property, or ``{}`` where the backend cannot count them all (a
+    remote endpoint that times out)."""
+    getter = getattr(kg, "property_counts", None)
+    try:
+        return getter() if getter is not None else {}
+    except (RuntimeError, OSError):
+        return {}
 
 
 def _take(
@@ -485,26 +607,28 @@ def _take(
     n: int,
     config: GenerationConfig,
     report: FilterReport,
-    show_progress: bool,
+    bar: Any,
+    reuse: _Reuse | None = None,
 ) -> dict[str, list[Candidate]]:
     """Steps 2–3: draw from the relation strata until ``n`` distinct candidates are kept
     (:func:`~creagraph.querygen.filters.stratified_take`), counting in the report."""
-    bar = progress_bar(total=n, desc="queries", unit=" queries") if show_progress else _NoBar()
-    try:
 
-        def exhausted(pid: str) -> None:
-            report.per_relation[pid]["exhausted"] = True
+    def exhausted(pid: str) -> None:
+        report.per_relation[pid]["exhausted"] = True
 
-        taken, duplicates = stratified_take(
-            streams,
-            n,
-            key=lambda c: c.key,
-            on_exhausted=exhausted,
-            on_take=lambda _pid, _item: bar.update(1),
-            redistribute=not config.balance,
-        )
-    finally:
-        bar.close()
+    def took(_pid: str, item: Candidate) -> None:
+        if reuse is not None:
+            reuse.take(item)
+        bar.update(1)
+
+    taken, duplicates = stratified_take(
+        streams,
+        n,
+        key=lambda c: c.key,
+        on_exhausted=exhausted,
+        on_take=took,
+        redistribute=not config.balance,
+    )
     report.removed["duplicate"] += duplicates
     for pid, items in taken.items():
         report.per_relation[pid]["kept"] = len(items)

@@ -52,6 +52,7 @@ __all__ = [
     "short_description",
     "label_problem",
     "is_mass_noun",
+    "ends_in_modifier",
     "PERSON_PROPERTIES",
     "MAX_DESCRIPTION_WORDS",
 ]
@@ -158,6 +159,21 @@ _INSTITUTION_WORDS = {
     "Movement",
     "Conservatory",
 }
+# club names that start with their own prefix take no article ("HC Davos", "FC Rostov")
+_CLUB_PREFIXES = frozenset(
+    ["FC", "F.C.", "AC", "A.C.", "HC", "SC", "CF", "CD", "SK", "SV", "VfB", "VfL", "AS", "SS",
+     "US", "Club", "Real", "Sporting", "Atlético", "Olympique", "Racing", "Dynamo", "Dinamo",
+     "Borussia", "Hertha", "Eintracht", "KK", "BC", "KS", "NK", "FK", "GNK", "HNK", "PFC"]
+)  # fmt: skip
+# last words of names said without "the" ("Boston College", "Stanford University")
+_NO_ARTICLE_LAST = frozenset(["College", "University", "School", "Airport", "Stadium"])
+# last words of names said with "the" ("the Vietnam War", "the Stanley Cup")
+_ARTICLE_LAST = frozenset(
+    ["War", "Cup", "Championship", "Championships", "Games", "Olympics", "Revolution",
+     "Rebellion", "Uprising", "Crisis", "Campaign", "Offensive", "Expedition", "Award",
+     "Trophy", "Medal", "Series", "Tour", "Classic", "Invasion", "Occupation", "Blockade",
+     "Massacre", "Conference", "Convention", "Treaty", "Congress", "Council", "Games"]
+)  # fmt: skip
 _PLURAL_NAMES = {
     "Netherlands",
     "Philippines",
@@ -272,6 +288,13 @@ def needs_definite_article(label: str, *, team: bool = False) -> bool:
         return True
     if len(words) < 2:
         return False
+    if words[0] in _CLUB_PREFIXES:  # "FC Barcelona", "HC Davos", "Club Atlético Colón"
+        return False
+    last = words[-1].strip(",()")
+    if last in _NO_ARTICLE_LAST and words[-2] != "of":  # "Boston College", not "the …"
+        return False
+    if last in _ARTICLE_LAST:  # "the Vietnam War", "the … Player Award" (not "World War II")
+        return True
     if words[0] in _FIRST_WORDS:
         return True
     if any(w.strip(",()") in _INSTITUTION_WORDS for w in words):
@@ -550,9 +573,13 @@ def short_description(
     text = re.sub(r"\s*[(\[][^)\]]*[)\]]", "", text).strip().rstrip(".").strip()
     if not text:
         return None
+    text = _BORN_ADJECTIVE.sub(r"\1-born ", text)  # "Nigerian born actor" -> "Nigerian-born actor"
     match = _CUT_BEFORE.search(text)
     if match is not None and match.start() > 0:
-        text = text[: match.start()].strip()
+        cut = text[: match.start()].strip()
+        if match.group(1) == ",":
+            cut = _keep_head_noun(cut, text, demonyms)
+        text = cut
     previous = None
     while previous != text:
         previous = text
@@ -574,7 +601,69 @@ def short_description(
     words = text.split()
     if not words or len(words) > max_words or not re.search(r"[^\W\d_]", text):
         return None
+    if ends_in_modifier(text, description, demonyms):  # no head noun left: say nothing
+        return None
     return text
+
+
+# words that modify a following head noun in descriptions ("film" in "American film actor")
+MODIFIER_WORDS = frozenset(
+    [
+        "film", "television", "stage", "voice", "radio", "theatre", "theater", "musical", "screen",
+        "comic", "character", "tv", "music", "rock", "pop", "jazz", "classical", "opera",
+        "session", "video", "soap", "silent", "emmy", "oscar", "grammy", "winning",
+        "award-winning", "former", "retired", "professional", "amateur", "child",
+    ]
+)
+_BORN_ADJECTIVE = re.compile(
+    r"\b([A-Z][\w-]*) born (?!(?:in|on|at|to|into|from|c\.|circa|of|as|\d)\b)(?=[A-Za-z])"
+)
+_STRONG_END = re.compile(r"\s*(;|:|\s[-–—]\s|\swho\b|\swhich\b|\sthat\b|\swhose\b|\sknown\b)")
+
+
+def _is_modifier(word: str, demonyms: Mapping[str, str] | None) -> bool:
+    bare = word.strip(",.;:").lower()
+    adjectives = {a.lower() for a in (demonyms or {}).values()}
+    return bare in MODIFIER_WORDS or bare in adjectives or bare.endswith(("-born", "-winning"))
+
+
+def _keep_head_noun(cut: str, text: str, demonyms: Mapping[str, str] | None) -> str:
+    """``cut`` (``text`` cut at its first comma) with the head noun of the list it cut
+    through: "American film, stage and television actor" -> "American film actor"."""
+    words = cut.split()
+    if not words or not _is_modifier(words[-1], demonyms):
+        return cut
+    end = _STRONG_END.search(text)
+    clause = text[: end.start()] if end is not None and end.start() > 0 else text
+    items = [i for i in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+", clause) if i]
+    if len(items) < 2 or any(len(i.split()) != 1 for i in items[1:-1]):
+        return cut
+    last = items[-1].split()
+    if len(last) < 2 or _is_modifier(last[-1], demonyms):
+        return cut
+    return f"{cut} {last[-1]}"
+
+
+def ends_in_modifier(
+    descriptor: str | None, description: str | None, demonyms: Mapping[str, str] | None = None
+) -> bool:
+    """Whether ``descriptor`` was cut to a modifier with no head noun ("an American film"
+    from "American film, stage and television actress"; "a Nigerian").
+
+    A descriptor that is the whole description ("2011 American film") is never cut.
+
+    Examples
+    --------
+    >>> ends_in_modifier("American film", "American film, stage and television actress")
+    True
+    >>> ends_in_modifier("2011 American film", "2011 American film")
+    False
+    """
+    words = (descriptor or "").split()
+    if not words or not _is_modifier(words[-1], demonyms):
+        return False
+    full = " ".join(re.sub(r"\s*[(\[][^)\]]*[)\]]", "", description or "").split()).rstrip(".")
+    return full.lower() != " ".join(words).lower()
 
 
 _SCRIPT_GROUPS = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "CJK": "CJK", "HANGUL": "HANGUL"}

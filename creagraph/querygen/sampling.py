@@ -27,8 +27,9 @@ References
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ from creagraph.querygen.catalogue import (
     CategoryRules,
     Phrasing,
     SourceRelation,
+    TargetPolicy,
     TargetTypes,
 )
 from creagraph.querygen.phrasing import is_mass_noun, label_problem
@@ -56,6 +58,7 @@ __all__ = [
     "DEFAULT_MAX_TARGET_HOLDERS",
     "DEFAULT_PREFER_MIN_SIZE",
     "TargetChecks",
+    "target_policy_rejection",
 ]
 
 DEFAULT_MIN_SIZE = 2
@@ -71,12 +74,15 @@ class TargetChecks:
     ``phrasing``: r' must have a template (no guessed wording); ``types``: y must be the
     kind of thing r' is about; ``rules``: where r' is itself a relation with category
     rules (position held, award received, member of), y must be specific in the world
-    ("held the position of partner" is not a condition).
+    ("held the position of partner" is not a condition); ``policy``: r' must not be a
+    broad attribute and y not a broad value of it (``wikidata/target_policy.tsv``), and y
+    must not be a class (an item with instances or subclasses: "Academy Awards").
     """
 
     phrasing: Mapping[str, Phrasing] | None = None
     types: TargetTypes | None = None
     rules: CategoryRules | None = None
+    policy: TargetPolicy | None = None
 
 
 def id_key(ident: str) -> tuple[str, int]:
@@ -125,6 +131,7 @@ def select_categories(
     max_size: int = DEFAULT_MAX_SIZE,
     rules: CategoryRules | None = None,
     rejected: list[tuple[Category, str]] | None = None,
+    on_category: Callable[[Category], None] | None = None,
 ) -> list[Category]:
     """Every category of ``relation`` whose class size is in ``[min_size, max_size]``.
 
@@ -132,7 +139,9 @@ def select_categories(
     backend returns them in. With ``rules``, categories that are generic in the world
     (:func:`creagraph.querygen.specificity.category_rejection`) or whose entity label
     fails :func:`~creagraph.querygen.phrasing.label_problem` (``"bad_label"``) are left
-    out, each appended to ``rejected`` with its reason.
+    out, each appended to ``rejected`` with its reason. ``on_category`` is called with
+    each category examined (the generation progress bar: a relation with hundreds of
+    thousands of categories, or one category of 200,000 members, shows it is working).
 
     Examples
     --------
@@ -149,10 +158,14 @@ def select_categories(
     for cat in kg.categories(
         [relation.pid], side=relation.side, min_size=min_size, max_size=max_size
     ):
+        if not min_size <= cat.size <= max_size:  # before sorting members: bounded work
+            continue
         members = tuple(sorted(set(cat.members), key=id_key))
         if not min_size <= len(members) <= max_size:
             continue
         category = Category(cat.property, cat.entity, cat.side, len(members), members)
+        if on_category is not None:
+            on_category(category)
         if rules is not None:
             reason = category_rejection(kg, relation.pid, cat.entity, rules)
             if reason is None and relation.side == "subject":
@@ -297,13 +310,17 @@ def edge_rejection(
     ``checks``: ``"bad_target_label"`` (:func:`~creagraph.querygen.phrasing.label_problem`),
     ``"wrong_target_type"`` (:func:`~creagraph.querygen.specificity.target_type_rejection`),
     ``"generic_target_category"`` (y is generic in the world for r', e.g. a position
-    type), ``"ungrammatical_target"`` (an activity such as "acting" after *is a*).
+    type), ``"ungrammatical_target"`` (an activity such as "acting" after *is a*), and
+    with ``checks.policy``: ``"broad_attribute"`` (checked first, before counting),
+    ``"class_target"``, ``"broad_value"`` (:func:`target_policy_rejection`).
     The holder count is 0 when it was not needed.
     """
     if edge.property in blocklist:
         return "blocklisted", 0
     if checks is not None and checks.phrasing is not None and edge.property not in checks.phrasing:
         return "no_template", 0
+    if checks is not None and checks.policy is not None and edge.property in checks.policy.drop:
+        return "broad_attribute", 0
     if edge.object in path_nodes:
         return "target_on_path", 0
     holders = kg.count_subjects(edge.property, edge.object)
@@ -328,7 +345,43 @@ def edge_rejection(
         entry = checks.phrasing.get(edge.property) if checks.phrasing is not None else None
         if entry is not None and "{a y}" in entry.active and is_mass_noun(label):
             return "ungrammatical_target", holders
+        if checks.policy is not None:
+            reason = target_policy_rejection(kg, edge.property, edge.object, checks.policy)
+            if reason is not None:
+                return reason, holders
     return None, holders
+
+
+def target_policy_rejection(kg, pid: str, entity: str, policy: TargetPolicy) -> str | None:
+    """Why the target ``(x, pid, entity)`` is broad in the world, or ``None``.
+
+    ``"broad_attribute"``: ``pid`` is dropped as a target by the policy;
+    ``"class_target"``: ``entity`` is a class (it has instances or subclasses in the
+    graph: "Academy Awards" is the class of the Academy Award categories);
+    ``"denied_label"``: the label matches a ``deny_label`` pattern of ``pid`` (an award
+    ceremony, "56th Academy Awards", is not an award); ``"broad_value"``: one of
+    ``entity``'s P31 classes is a broad class of ``pid`` (a city of millions as a
+    birthplace).
+
+    Examples
+    --------
+    >>> from creagraph.querygen.catalogue import load_target_policy
+    >>> target_policy_rejection(kg, "P106", "Q33999", load_target_policy())  # doctest: +SKIP
+    'broad_attribute'
+    """
+    if pid in policy.drop:
+        return "broad_attribute"
+    patterns = {**policy.deny_label.get("*", {}), **policy.deny_label.get(pid, {})}
+    if patterns:
+        label = kg.label(entity) or ""
+        if any(re.search(pattern, label) for pattern in patterns):
+            return "denied_label"
+    if kg.count_subjects("P31", entity) > 0 or kg.count_subjects("P279", entity) > 0:
+        return "class_target"
+    broad = policy.broad_classes(pid)
+    if broad and any(e.object in broad for e in kg.out_edges(entity, "P31")):
+        return "broad_value"
+    return None
 
 
 def sample_expansion(

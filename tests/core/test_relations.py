@@ -71,3 +71,20 @@ def test_prepare_fills_a_cache_that_link_then_reads(kg, phrases, properties, tmp
         linker.link(phrase)
     assert cached.misses == misses  # every phrase vector came from the cache
     assert linker._prepared == {}  # nothing kept in memory with a caching embedder
+
+
+def test_property_implications_reads_the_table_in_its_stated_format():
+    from creagraph.core.paths import wikidata_dir
+    from creagraph.core.relations import property_implications
+
+    table = property_implications()
+    # a film's cast member is known for the film: (film, P161, actor) -> (actor, P800, film)
+    assert ("P800", "inverse") in table["P161"]
+    assert ("P361", "forward") in table["P463"]
+    rows = [
+        line.split("\t")
+        for line in (wikidata_dir() / "property_implications.tsv").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert sum(len(v) for v in table.values()) == len(rows)
+    assert all(d in ("forward", "inverse") for v in table.values() for _, d in v)

@@ -7,6 +7,7 @@ import pytest
 from creagraph.querygen import (
     GenerationConfig,
     SourceRelation,
+    TargetPolicy,
     generate_queries,
     stratified_take,
 )
@@ -26,12 +27,30 @@ THINGS = {
     "Q6581097": "male",
 }
 LABELS = {**PEOPLE, **THINGS}
+# these graphs use occupation (P106) as a plain target; the target policy, which drops it as a
+# broad attribute, has its own tests (tests/querygen/test_policy.py)
+NO_POLICY = TargetPolicy({}, {})
+
+
+@pytest.fixture
+def tiny_graph(tiny_graph):
+    """The conftest builder, with every person typed human: the pair of a query must share
+    a P31 class (``mixed_types``), which these graphs do not test."""
+
+    def make(triples, labels, descriptions=None):
+        people = sorted({s for s, _, _ in triples if s in PEOPLE})
+        return tiny_graph([*triples, *((q, "P31", "Q5") for q in people)], labels, descriptions)
+
+    return make
 
 
 def run(kg, relations=(AWARD,), seeds=range(8), **config):
     """Generation results for several seeds (each filter must act whatever the draw)."""
     cfg = GenerationConfig(**config)
-    return [generate_queries(kg, 5, seed, cfg, relations=list(relations)) for seed in seeds]
+    return [
+        generate_queries(kg, 5, seed, cfg, relations=list(relations), target_policy=NO_POLICY)
+        for seed in seeds
+    ]
 
 
 def test_trivial_one_hop_is_removed(tiny_graph):
