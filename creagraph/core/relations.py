@@ -345,8 +345,9 @@ class RelationLinker:
         """How well ``phrase`` names property ``pid``: 1.0 for an exact match of one of its
         names (label, alias, inverse phrasing, phrasing rule), else the best cosine
         similarity to them (0.0 without an embedder or when ``pid`` is not among the
-        linker's properties). With ``direction`` only the names read that way count
-        (``"inverse"``: the inverse phrasings and inverse rules, "directed" for P57)."""
+        linker's properties). With ``direction`` only the names that read that way for
+        this phrase count (``"inverse"``: the inverse phrasings and inverse rules,
+        "directed" for P57; "edited by" for the phrase "edited")."""
         key = normalize_loose(phrase)
         if any(
             link.pid == pid and direction in (None, link.direction)
@@ -355,7 +356,13 @@ class RelationLinker:
             return 1.0
         rows = self._rows.get(pid)
         if direction is not None and rows:
-            rows = [i for i in rows if self._names[i][2] == direction]
+            genitive = key.endswith(" of")
+            rows = [
+                i
+                for i in rows
+                if (self._names[i][2] == direction)
+                != _reads_the_other_way(key, genitive, normalize_loose(self._names[i][0]))
+            ]
         if self.embedder is None or not rows or not key:
             return 0.0
         vectors = self._name_vectors()[rows]

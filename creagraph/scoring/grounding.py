@@ -218,7 +218,7 @@ class Grounder:
         *,
         negatives: Iterable[tuple[str, str, str]] = (),
         min_confidence: float = 0.9,
-        edge_min_similarity: float = 0.45,
+        edge_min_similarity: float = 0.6,
         candidates: int = 3,
         cache: GroundingCache | None = None,
     ):
