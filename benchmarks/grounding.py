@@ -226,6 +226,14 @@ def _probe_figures(rows, kg_judge) -> dict[str, object]:
                 g = grounder.ground(*t, context=context)
                 if g.status != "verified" or g.property in symmetric_properties():
                     continue
+                links = grounder.relations.link(t[1])
+                if any(
+                    (a.pid, a.direction) != (b.pid, b.direction) and a.pid == b.pid
+                    for a in links
+                    for b in links
+                    if a.method != "embedding" and b.method != "embedding"
+                ):
+                    continue  # the phrase tables read it both ways ("starred"): ambiguous
                 back = grounder.ground(t[2], t[1], t[0], context=context)
                 s, _, o = g.evidence["statement"]
                 if grounder.kg.has_triple(o, g.property, s):

@@ -423,6 +423,13 @@ class Grounder:
         # an exact name of a property is authoritative: embedding neighbours ("nominated
         # for" for "award received") and other edges are only tried for phrases without one
         exact = [r for r in rels if r.method in EXACT_RELATION_METHODS]
+        if not exact:
+            # embedding neighbours may name a property both ways ("member of" and its
+            # inverse phrasing): only the better-scoring direction is the phrase's
+            first: dict[str, str] = {}
+            for r in rels:
+                first.setdefault(r.pid, r.direction)
+            rels = [r for r in rels if r.direction == first[r.pid]]
         # a directional phrase ("father of", "directed") is matched only the way it reads;
         # a bare property name ("father", "doctoral advisor") either way, said so
         either_way = bool(exact) and not directional_phrase(relation)
