@@ -8,9 +8,16 @@ judge's stored per-triple factuality (``parsed_scores_factuality_0``, gpt-oss-12
 with humans at balanced accuracy 0.86 in the paper) and strength (``raw_salience_scores_0``).
 Prints:
 
-- triples decided (verified or refuted) as a share of all triples;
+- triples decided (verified or refuted) as a share of all triples, and as a share of the
+  *decidable* ones (head, relation and tail all linked: the graph holds the ends and a
+  property the phrase names);
 - agreement with the stored factuality on decided triples; verified precision (stored = 1)
   and refuted precision (stored = 0);
+- reversed-claim probes: every verified triple with a directional phrase ("father of",
+  "directed") asked the other way round, plus :data:`PROBES`; how many are verified
+  (should be none) and how many of the rightly stated ones still are;
+- with ``--edge-sweep``: the edge step's verifications by similarity threshold and their
+  precision against the stored judge (the figures that chose ``edge_min_similarity``);
 - Spearman correlation of the graph's σ with the stored σ, on triples where the graph has σ;
 - per query, Spearman correlation of the kg judge's utility s(γ) (strict and lenient) with
   the stored judge's utility on the same parsed paths, and how often [strict, lenient]
@@ -60,6 +67,18 @@ BASELINE: dict[str, object] = {
 
 DECIDED = {"verified": 1.0, "refuted": 0.0, "absent": 0.0}
 
+#: Claims the kg judge once verified read backwards (issue 28), in their rightly stated form;
+#: the probes ask each one as stated and the other way round.
+PROBES = [
+    ("Kirk Douglas", "father of", "Michael Douglas"),
+    ("George H. W. Bush", "father of", "George W. Bush"),
+    ("Max von Laue", "doctoral student of", "Max Planck"),
+    ("Max von Laue", "student of", "Max Planck"),
+    ("Martin Scorsese", "directed", "Goodfellas"),
+    ("Goodfellas", "directed by", "Martin Scorsese"),
+]
+EDGE_THRESHOLDS = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+
 
 def spearman(a, b) -> float | None:
     """Spearman rank correlation with average ranks for ties (None under 3 pairs or no
@@ -88,6 +107,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=0, help="sample rows (0: all)")
     parser.add_argument("--gamma", default="0.9", help="patience key compared (0.7 or 0.9)")
     parser.add_argument("--show", type=int, default=0, help="print N disagreements")
+    parser.add_argument(
+        "--edge-sweep",
+        action="store_true",
+        help=f"ground with edge_min_similarity {EDGE_THRESHOLDS[0]} and print the edge step's "
+        "precision by threshold (the other figures are then those of that threshold)",
+    )
     args = parser.parse_args()
     kg = slice_store(args.store)
     rows = read_answers(sample_outputs())
@@ -97,11 +122,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         embedder = CachedEmbedder(SentenceTransformerEmbedder(), Path(tmp) / "cache.sqlite")
         kg_scorer = build_scorer(KG_PAPER, kg=kg, embedder=embedder)
-        per_triple = _triple_figures(rows, kg_scorer.judge, args.show)
+        grounder = kg_scorer.judge.grounder
+        if args.edge_sweep:
+            grounder.edge_min_similarity = EDGE_THRESHOLDS[0]
+        edges: list[tuple[float, float]] = []
+        per_triple = _triple_figures(rows, kg_scorer.judge, args.show, edges)
+        probes = _probe_figures(rows, kg_scorer.judge)
         stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
         per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
     figures = {
         **per_triple,
+        **probes,
+        **({"edge_sweep": _edge_sweep(edges)} if args.edge_sweep else {}),
         "queries": len(rows),
         **per_query,
         "seconds": round(time.perf_counter() - t0, 1),
@@ -112,10 +144,11 @@ def main() -> None:
         print(json.dumps(BASELINE, indent=1))
 
 
-def _triple_figures(rows, kg_judge, show: int) -> dict[str, object]:
+def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]:
     """Per triple: the kg judge's statuses and σ against the stored judge's; prints the
-    first ``show`` disagreements."""
-    n = decided = agree = 0
+    first ``show`` disagreements; appends (similarity, stored factuality) to ``edges`` for
+    each verification by the edge step."""
+    n = decided = agree = decidable = decidable_decided = 0
     verified = verified_true = refuted = refuted_false = 0
     statuses: dict[str, int] = {}
     sig_kg, sig_stored = [], []
@@ -132,6 +165,11 @@ def _triple_figures(rows, kg_judge, show: int) -> dict[str, object]:
                 n += 1
                 truth = float(stored_f[i][k])
                 statuses[j.status] = statuses.get(j.status, 0) + 1
+                linked = "links" in j.evidence and not j.evidence.get("unlinked")
+                decidable += linked
+                decidable_decided += linked and j.status in DECIDED
+                if j.evidence.get("via") == "edge":
+                    edges.append((j.evidence["relation_similarity"], truth))
                 if j.specificity is not None and k < len(stored_s[i]):
                     sig_kg.append(j.specificity)
                     sig_stored.append(float(stored_s[i][k]))
@@ -154,6 +192,10 @@ def _triple_figures(rows, kg_judge, show: int) -> dict[str, object]:
         "triples": n,
         "statuses": dict(sorted(statuses.items())),
         "decided_share": round(decided / n, 3) if n else None,
+        "decidable": decidable,
+        "decided_share_of_decidable": (
+            round(decidable_decided / decidable, 3) if decidable else None
+        ),
         "agreement_on_decided": round(agree / decided, 3) if decided else None,
         "verified": verified,
         "verified_precision": round(verified_true / verified, 3) if verified else None,
@@ -162,6 +204,64 @@ def _triple_figures(rows, kg_judge, show: int) -> dict[str, object]:
         "sigma_spearman": _round(spearman(sig_kg, sig_stored)),
         "sigma_pairs": len(sig_kg),
     }
+
+
+def _probe_figures(rows, kg_judge) -> dict[str, object]:
+    """Reversed claims: each verified sample triple whose phrase states a direction, asked
+    the other way round, and :data:`PROBES`. A reversed claim should never be verified
+    (unless the graph holds both directions, as for symmetric properties)."""
+    from creagraph.core.relations import directional_phrase
+    from creagraph.scoring.grounding import symmetric_properties
+
+    grounder = kg_judge.grounder
+    seen: set[tuple[str, str, str]] = set()
+    reversed_n = reversed_verified = 0
+    for r in rows:
+        context = kg_judge._query_context(r)
+        for p in parse_answer(r.answer).paths:
+            for t in p.triples:
+                if len(t) != 3 or not all(t) or t in seen or not directional_phrase(t[1]):
+                    continue
+                seen.add(t)
+                g = grounder.ground(*t, context=context)
+                if g.status != "verified" or g.property in symmetric_properties():
+                    continue
+                links = grounder.relations.link(t[1])
+                if any(
+                    (a.pid, a.direction) != (b.pid, b.direction) and a.pid == b.pid
+                    for a in links
+                    for b in links
+                    if a.method != "embedding" and b.method != "embedding"
+                ):
+                    continue  # the phrase tables read it both ways ("starred"): ambiguous
+                back = grounder.ground(t[2], t[1], t[0], context=context)
+                s, _, o = g.evidence["statement"]
+                if grounder.kg.has_triple(o, g.property, s):
+                    continue  # the graph says both (mutual relations)
+                reversed_n += 1
+                if back.status == "verified":
+                    reversed_verified += 1
+                    print("REVERSED VERIFIED", t, back.evidence.get("via"))
+    fixed = [
+        (grounder.ground(t[2], t[1], t[0]).status, grounder.ground(*t).status) for t in PROBES
+    ]
+    return {
+        "reversed_probes": reversed_n,
+        "reversed_probes_verified": reversed_verified,
+        "fixed_probes_reversed_verified": sum(w == "verified" for w, _ in fixed),
+        "fixed_probes_right_verified": f"{sum(r == 'verified' for _, r in fixed)} of {len(fixed)}",
+    }
+
+
+def _edge_sweep(edges: list[tuple[float, float]]) -> dict[str, object]:
+    """The edge step's verifications with similarity ≥ each threshold, and their precision
+    against the stored judge."""
+    out: dict[str, object] = {}
+    for threshold in EDGE_THRESHOLDS:
+        kept = [truth for sim, truth in edges if sim >= threshold]
+        precision = round(sum(t == 1.0 for t in kept) / len(kept), 3) if kept else None
+        out[str(threshold)] = {"verified": len(kept), "precision": precision}
+    return out
 
 
 def _utility_figures(rows, kg_scorer, stored_scorer, gamma: str) -> dict[str, object]:

@@ -370,15 +370,25 @@ def loads_lenient(reply: str, repairs: list[str] | None = None) -> Any:
 
 
 _NUMBER = re.compile(
-    r"[-+]?(?:\d{1,3}(?:[,_ ]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*[kKmM]\b)?"
+    r"(?P<num>[-+]?(?:\d{1,3}(?:[,_ ]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+    r"(?:(?P<times>\s*[x×*]\s*10)?(?:\s*(?:\^|\*\*)\s*(?P<pow>[-+]?\d{1,3})"
+    r"|(?P<sup>[⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}))"
+    r"|\s*(?P<word>(?i:thousand|million|billion|trillion|bn|mn)|[kKmMbB])\b)?"
 )
+_SCALE_WORDS = {
+    "k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6,
+    "b": 1e9, "bn": 1e9, "billion": 1e9, "trillion": 1e12,
+}  # fmt: skip
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _WORDS_TRUE = {"yes", "true", "1", "factual", "correct", "not hallucinated", "true fact", "y"}
 _WORDS_FALSE = {"no", "false", "0", "hallucinated", "not factual", "incorrect", "n"}
 
 
 def lenient_number(value: Any) -> float | None:
     """A number from a model's value: ``7``, ``"7"``, ``"about 7"``, ``"1,200"``,
-    ``"~40 people"``, ``"5k"``; ``None`` when there is none (ranges give their first bound).
+    ``"~40 people"``, ``"5k"``, with its scale kept (``"2 billion"``, ``"1.2M"``, ``"10^6"``,
+    ``"10⁶"``, ``"3 × 10^5"``; issue 28: "2 billion" read as 2 turned a class of 2·10⁹ into
+    σ 5); ``None`` when there is none (ranges give their first bound).
 
     Examples
     --------
@@ -386,6 +396,8 @@ def lenient_number(value: Any) -> float | None:
     [7.0, 7.0, 1200.0, 40.0, 5000.0, None]
     >>> lenient_number("7, 8 or 9"), lenient_number("12 men")
     (7.0, 12.0)
+    >>> [lenient_number(v) for v in ("2 billion", "1.2M", "10^6", "10⁶", "3 × 10^5")]
+    [2000000000.0, 1200000.0, 1000000.0, 1000000.0, 300000.0]
     """
     if isinstance(value, bool):
         return None
@@ -396,15 +408,16 @@ def lenient_number(value: Any) -> float | None:
     match = _NUMBER.search(value)
     if match is None:
         return None
-    token = match.group(0).strip()
-    scale = 1.0
-    if token[-1] in "kKmM":
-        scale = 1e3 if token[-1] in "kK" else 1e6
-        token = token[:-1].strip()
-    cleaned = re.sub(r"[,_ ]", "", token)
     try:
-        number = float(cleaned) * scale
-    except ValueError:
+        number = float(re.sub(r"[,_ ]", "", match.group("num")))
+        word, power = match.group("word"), match.group("pow") or match.group("sup")
+        if word:
+            number *= _SCALE_WORDS[word.lower()]
+        elif power:
+            exponent = int(power.translate(_SUPERSCRIPT))
+            # "2 × 10^9" scales 2; a bare "10^6" or "10⁶" is the power itself
+            number = number * 10.0**exponent if match.group("times") else number**exponent
+    except (ValueError, OverflowError):
         return None
     return number if math.isfinite(number) else None
 

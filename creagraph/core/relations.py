@@ -24,8 +24,10 @@ __all__ = [
     "Direction",
     "RelationLink",
     "RelationLinker",
-    "relation_phrases",
+    "directional_phrase",
     "property_implications",
+    "implying_properties",
+    "relation_phrases",
 ]
 
 Direction = Literal["forward", "inverse"]
@@ -50,8 +52,11 @@ def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
 def property_implications() -> dict[str, list[tuple[str, Direction]]]:
     """PID -> [(implied PID, direction)] from ``wikidata/property_implications.tsv``.
 
-    ``(s, pid, o)`` implies ``(s, implied, o)`` when the direction is ``"forward"`` and
-    ``(o, implied, s)`` when it is ``"inverse"`` (SPEC §3.4).
+    A statement ``(s, pid, o)`` implies ``(s, implied, o)`` when the direction is
+    ``forward`` and ``(o, implied, s)`` when it is ``inverse`` (sub-properties and
+    near-equivalents: located in the administrative territorial entity ⇒ part of, member of
+    political party ⇒ member of, doctoral advisor ⇒ student of). A malformed line raises
+    :class:`ValueError` naming ``file:line``.
     """
     path = wikidata_dir() / "property_implications.tsv"
     out: dict[str, list[tuple[str, Direction]]] = {}
@@ -59,12 +64,33 @@ def property_implications() -> dict[str, list[tuple[str, Direction]]]:
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
-        if len(parts) < 3 or parts[2] not in ("forward", "inverse"):
+        if (
+            len(parts) < 3
+            or parts[2] not in ("forward", "inverse")
+            or not all(_is_pid(p) for p in parts[:2])
+        ):
             raise ValueError(
                 f"{path}:{lineno}: expected 'pid<TAB>implied_pid<TAB>forward|inverse<TAB>note'"
             )
-        out.setdefault(parts[0], []).append((parts[1], parts[2]))  # type: ignore[arg-type]
+        targets = out.setdefault(parts[0], [])
+        if (parts[1], parts[2]) not in targets:
+            targets.append((parts[1], parts[2]))  # type: ignore[arg-type]
     return out
+
+
+@functools.cache
+def implying_properties() -> dict[str, list[tuple[str, Direction]]]:
+    """Implied PID -> [(PID, direction)] whose statements imply it: the reverse index of
+    :func:`property_implications`, which grounding consults for a claimed property."""
+    out: dict[str, list[tuple[str, Direction]]] = {}
+    for pid, targets in property_implications().items():
+        for implied, direction in targets:
+            out.setdefault(implied, []).append((pid, direction))
+    return out
+
+
+def _is_pid(text: str) -> bool:
+    return len(text) > 1 and text[0] == "P" and text[1:].isdigit()
 
 
 @functools.cache
@@ -86,11 +112,54 @@ def _similarities(names: np.ndarray, vector: np.ndarray) -> np.ndarray:
         return names @ vector
 
 
+#: Words that give a relation phrase its direction when it ends or starts with them: "father
+#: of", "directed by", "student of", "is the capital of", "has part".
+_DIRECTIONAL_LAST = frozenset(
+    {"of", "by", "to", "from", "in", "at", "for", "with", "on", "as", "into", "under"}
+)
+_DIRECTIONAL_FIRST = frozenset({"is", "was", "were", "are", "has", "had", "have"})
+
+
+def directional_phrase(phrase: str) -> bool:
+    """Whether ``phrase`` states which end is which ("father of", "directed", "student
+    of", "predecessor of"), as a bare noun or property label ("father", "doctoral advisor",
+    "spouse") does not (issue 28: a claim stated backwards must not be verified).
+
+    Examples
+    --------
+    >>> [directional_phrase(p) for p in ("father of", "directed", "has part", "father")]
+    [True, True, True, False]
+    """
+    words = normalize_loose(phrase).split()
+    if not words:
+        return False
+    last = words[-1]
+    return (
+        last in _DIRECTIONAL_LAST
+        or words[0] in _DIRECTIONAL_FIRST
+        or (len(last) > 4 and last.endswith("ed"))  # a verb: "directed", "founded"
+    )
+
+
+def _active_verb(text: str) -> bool:
+    return not text.endswith(" by") and len(text.split()[-1]) > 4 and text.endswith("ed")
+
+
+def _reads_the_other_way(phrase: str, genitive: bool, name: str) -> bool:
+    """Whether an embedding neighbour ``name`` of ``phrase`` (both normalised) states its
+    property the other way round: "predecessor of" near the bare name "predecessor" ("X
+    predecessor of Y" is Y's predecessor), "edited" near "edited by" (active near passive)."""
+    if genitive and not directional_phrase(name):
+        return True
+    passive_phrase, passive_name = phrase.endswith(" by"), name.endswith(" by")
+    return (passive_name and _active_verb(phrase)) or (passive_phrase and _active_verb(name))
+
+
 @dataclass(frozen=True)
 class RelationLink:
     pid: str
     direction: Direction
-    method: str  # "rule", "label", "alias", "inverse-label", "embedding"
+    method: str  # "rule", "label", "alias", "inverse-label", "inverse-of", "embedding"
     score: float
 
 
@@ -98,8 +167,11 @@ class RelationLinker:
     """Link relation phrases to (PID, direction) candidates.
 
     Exact matches (phrasing rules, property labels, aliases, inverse phrasings) come
-    first; then the ``top_k`` most similar property names by embedding, when the cosine
-    similarity is at least ``min_similarity``.
+    first, and for "N of" without one, the properties named N read the other way
+    ("doctoral student of"); then the ``top_k`` most similar property names by
+    embedding, when the cosine similarity is at least ``min_similarity``. A genitive
+    phrase near a bare name takes that name's other direction ("predecessor of" near
+    "predecessor", issue 28: neighbours used to bring their own direction).
     """
 
     def __init__(
@@ -239,6 +311,9 @@ class RelationLinker:
         if key in self._cache:
             return self._cache[key]
         links = list(dict.fromkeys(self._exact.get(key, [])))
+        genitive = key.endswith(" of")
+        if not links and genitive:
+            links = list(dict.fromkeys(self._genitive(key[: -len(" of")])))
         if self.embedder is not None and key:
             sims = _similarities(self._name_vectors(), self._phrase_vector(phrase))
             seen = {(link.pid, link.direction) for link in links}
@@ -248,22 +323,46 @@ class RelationLinker:
             for i in above[np.argsort(-sims[above], kind="stable")].tolist():
                 if len(links) >= self.top_k + len(seen):
                     break
-                _, pid, direction, _ = self._names[i]
+                text, pid, direction, _ = self._names[i]
+                if _reads_the_other_way(key, genitive, normalize_loose(text)):
+                    direction = "inverse" if direction == "forward" else "forward"
                 if (pid, direction) not in seen:
                     seen.add((pid, direction))
                     links.append(RelationLink(pid, direction, "embedding", float(sims[i])))
         self._cache[key] = links
         return links
 
-    def similarity(self, phrase: str, pid: str) -> float:
-        """How well ``phrase`` names property ``pid`` in either direction: 1.0 for an exact
-        match of one of its names (label, alias, inverse phrasing, phrasing rule), else the
-        best cosine similarity to them (0.0 without an embedder or when ``pid`` is not
-        among the linker's properties)."""
+    def _genitive(self, noun: str) -> list[RelationLink]:
+        """Links for "N of" from the bare property names N: "X doctoral student of Y" is
+        (Y, doctoral student, X), the name read the other way (method ``inverse-of``)."""
+        out = []
+        for link in self._exact.get(noun, []):
+            if link.method in ("label", "alias") and link.direction == "forward":
+                out.append(RelationLink(link.pid, "inverse", "inverse-of", 1.0))
+        return out
+
+    def similarity(self, phrase: str, pid: str, direction: Direction | None = None) -> float:
+        """How well ``phrase`` names property ``pid``: 1.0 for an exact match of one of its
+        names (label, alias, inverse phrasing, phrasing rule), else the best cosine
+        similarity to them (0.0 without an embedder or when ``pid`` is not among the
+        linker's properties). With ``direction`` only the names that read that way for
+        this phrase count (``"inverse"``: the inverse phrasings and inverse rules,
+        "directed" for P57; "edited by" for the phrase "edited")."""
         key = normalize_loose(phrase)
-        if any(link.pid == pid for link in self._exact.get(key, [])):
+        if any(
+            link.pid == pid and direction in (None, link.direction)
+            for link in self._exact.get(key, [])
+        ):
             return 1.0
         rows = self._rows.get(pid)
+        if direction is not None and rows:
+            genitive = key.endswith(" of")
+            rows = [
+                i
+                for i in rows
+                if (self._names[i][2] == direction)
+                != _reads_the_other_way(key, genitive, normalize_loose(self._names[i][0]))
+            ]
         if self.embedder is None or not rows or not key:
             return 0.0
         vectors = self._name_vectors()[rows]

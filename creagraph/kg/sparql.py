@@ -198,6 +198,10 @@ def _wdt_pid(iri: str) -> str | None:
 
 #: Longest token (characters) matched by the ``scan`` search's regular expression.
 _SCAN_TOKEN_CHARS = 24
+#: Search modes of :class:`SparqlKG` (``search_mode``); "auto" picks one per endpoint.
+SEARCH_MODES = ("scan", "exact", "entitysearch", "prefix")
+_SEARCH_CHARS = 250  # of a mention sent to EntitySearch
+_SEARCH_LIMIT = 20  # items EntitySearch returns per mention
 _REGEX_SPECIAL = set("\\.*+?()[]{}|^$-")
 
 
@@ -320,11 +324,16 @@ class SparqlKG(NameSearch):
     cache : bool or path
         ``True`` (default): cache responses in ``default_cache_dir()/sparql.sqlite``;
         a path: use that file; ``False``: no cache.
-    search_mode : {"auto", "scan", "exact"}
+    search_mode : {"auto", "scan", "exact", "entitysearch", "prefix"}
         ``scan`` finds labels case-insensitively with a ``CONTAINS`` filter (fine on a
         local server, too slow for all of Wikidata); ``exact`` only looks up exact label
-        strings in a few capitalisations; ``auto`` picks ``exact`` for
-        query.wikidata.org and ``scan`` elsewhere.
+        strings in a few capitalisations; ``entitysearch`` asks the Wikidata Query
+        Service's own search (the ``mwapi`` EntitySearch service) for candidates and reads
+        their labels and aliases; ``prefix`` keeps labels starting with a few
+        capitalisations of the mention (``STRSTARTS``, which QLever answers from its
+        sorted vocabulary: a server holding all of Wikidata); ``auto`` takes
+        ``$CREAGRAPH_SPARQL_SEARCH`` when set, else ``entitysearch`` for
+        query.wikidata.org, ``prefix`` for a URL naming qlever and ``scan`` elsewhere.
     language : str
         Language of labels, aliases and descriptions.
 
@@ -374,9 +383,18 @@ class SparqlKG(NameSearch):
         self._lang = sparql_string(language)
         self._sleep = sleep
         if search_mode == "auto":
-            search_mode = "exact" if parsed.netloc.endswith("query.wikidata.org") else "scan"
-        if search_mode not in ("scan", "exact"):
-            raise ValueError(f"search_mode must be auto, scan or exact, not {search_mode!r}")
+            search_mode = os.environ.get("CREAGRAPH_SPARQL_SEARCH", "").strip() or "auto"
+        if search_mode == "auto":
+            if parsed.netloc.endswith("query.wikidata.org"):
+                search_mode = "entitysearch"
+            elif "qlever" in parsed.netloc.lower() or "qlever" in parsed.path.lower():
+                search_mode = "prefix"
+            else:
+                search_mode = "scan"
+        if search_mode not in SEARCH_MODES:
+            raise ValueError(
+                f"search_mode must be auto or {', '.join(SEARCH_MODES)}, not {search_mode!r}"
+            )
         self.search_mode = search_mode
         if cache is True:
             self._cache: _ResponseCache | None = _ResponseCache(
@@ -679,10 +697,26 @@ class SparqlKG(NameSearch):
 
     def _name_rows(self, text: str) -> list[tuple[str, str, str]]:
         """Candidate (id, kind, text) rows whose label/alias could match ``text``."""
+        variants = {text, text.lower(), text.title(), text[:1].upper() + text[1:], text.upper()}
         if self.search_mode == "exact":
-            variants = {text, text.lower(), text.title(), text[:1].upper() + text[1:], text.upper()}
             values = " ".join(sparql_string(v, self.language) for v in sorted(variants))
             rows = self._select("search_exact", values=values)
+        elif self.search_mode == "entitysearch":
+            rows = self._select(
+                "search_entitysearch",
+                search=sparql_string(text.strip()[:_SEARCH_CHARS]),
+                lang=self._lang,
+                limit=str(_SEARCH_LIMIT),
+            )
+        elif self.search_mode == "prefix":
+            # the first word is enough to bound the candidates; the matches are filtered below
+            heads = sorted({v.split()[0][:_SCAN_TOKEN_CHARS] for v in variants if v.split()})
+            if not heads:
+                return []
+            condition = " || ".join(
+                f"STRSTARTS(STR(?text), {sparql_string(h)})" for h in heads
+            )
+            rows = self._select("search_prefix", condition=condition, lang=self._lang)
         else:
             tokens = sorted(
                 {w for w in normalize_loose(text).split() if len(w) >= 2},

@@ -63,19 +63,23 @@ Full Wikidata
 -------------
 Point the graph at a SPARQL endpoint holding all of Wikidata instead of a local slice:
 
-- QLever: ``--endpoint https://qlever.cs.uni-freiburg.de/api/wikidata``. Any endpoint
-  other than query.wikidata.org gets the ``scan`` entity search (a case- and
-  accent-insensitive ``REGEX`` over English labels and aliases, then fuzzy ranking), as
-  on a local server; its speed over all of Wikidata depends on the server (not measured
-  here). For large runs a self-hosted QLever (or WDQS mirror) spares the public service.
+- QLever: ``--endpoint https://qlever.cs.uni-freiburg.de/api/wikidata``. A URL naming
+  qlever gets the ``prefix`` entity search (labels and aliases starting with the
+  mention's first word in a few capitalisations, a ``STRSTARTS`` filter QLever answers
+  from its sorted vocabulary, then exact and fuzzy matching here); another endpoint gets
+  the ``scan`` search (a case- and accent-insensitive ``REGEX`` over English labels,
+  fine on a local slice, too slow over all of Wikidata). Set
+  ``CREAGRAPH_SPARQL_SEARCH=prefix`` for a self-hosted QLever under another name
+  (README: "All of Wikidata"). Its speed over all of Wikidata is not measured here.
 - WDQS: ``--endpoint https://query.wikidata.org/sparql``. The public service allows about
   five parallel queries and 60 s of query time per minute per client, so keep
   ``--workers`` at 5 or fewer; creagraph sends a descriptive User-Agent, retries 429/5xx
   answers with exponential backoff (honouring ``Retry-After``) and gives up with a clear
-  :class:`~creagraph.kg.sparql.SparqlError` after the retries. Entity search on WDQS only
-  matches exact labels/aliases in a few capitalisations (``search_mode="exact"``, chosen
-  automatically for query.wikidata.org), because a ``CONTAINS`` scan over all labels times
-  out there; fuzzy mentions therefore link less often than on a local store or QLever.
+  :class:`~creagraph.kg.sparql.SparqlError` after the retries. Entity search on WDQS asks
+  its own search service (``search_mode="entitysearch"``: the ``mwapi`` EntitySearch
+  service, chosen automatically for query.wikidata.org) and reads the labels and aliases
+  of the items it returns, because a ``CONTAINS`` scan over all labels times out there;
+  ``CREAGRAPH_SPARQL_SEARCH=exact`` looks up exact labels only.
 
 Every SPARQL answer is cached on disk (``$CREAGRAPH_CACHE_DIR/sparql.sqlite``, keyed by
 endpoint and query text), one cache per machine shared by its workers, so a re-run or a

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: Bump when a change to grounding or linking can change any verdict.
-GROUNDING_VERSION = 1
+GROUNDING_VERSION = 2
 
 _TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
 
@@ -126,6 +126,7 @@ def grounding_context(grounder: Any) -> str | None:
             sorted(grounding.symmetric_properties()),
             grounding.complete_properties(),
             grounding.containment_properties(),
+            grounding.property_implications(),
         ],
     }
     return _digest(settings)

@@ -49,8 +49,12 @@ from creagraph.core.io import InputError
 from creagraph.core.metrics import specificity
 from creagraph.core.paths import wikidata_dir
 from creagraph.core.relations import (
+    Direction,
     RelationLink,
     RelationLinker,
+    directional_phrase,
+    implying_properties,
+    property_implications,
     relation_phrases,
 )
 from creagraph.core.text import normalize_loose
@@ -72,10 +76,11 @@ __all__ = [
     "complete_properties",
     "containment_properties",
     "load_negatives",
+    "property_implications",
 ]
 
 Status = Literal["verified", "refuted", "unknown"]
-EXACT_RELATION_METHODS = frozenset({"rule", "label", "alias", "inverse-label"})
+EXACT_RELATION_METHODS = frozenset({"rule", "label", "alias", "inverse-label", "inverse-of"})
 
 
 def _rows(name: str, fields: int) -> list[list[str]]:
@@ -213,7 +218,7 @@ class Grounder:
         *,
         negatives: Iterable[tuple[str, str, str]] = (),
         min_confidence: float = 0.9,
-        edge_min_similarity: float = 0.45,
+        edge_min_similarity: float = 0.6,
         candidates: int = 3,
         cache: GroundingCache | None = None,
     ):
@@ -228,6 +233,7 @@ class Grounder:
         self._types: dict[tuple[str, str], dict[str, int]] = {}
         self._classes: dict[str, tuple[str, ...]] = {}
         self._up: dict[str, frozenset[str]] = {}
+        self._held: dict[str, bool] = {}
         self.cache = cache
         self._cache_context: str | None = None  # computed on first use (needs the settings)
         if cache is not None and getattr(entities, "cache", False) is None:
@@ -288,7 +294,8 @@ class Grounder:
         return max((profile.get(c, 0) / top for c in self.classes(qid)), default=0.0)
 
     def _ancestors(self, qid: str, hops: int = 3) -> frozenset[str]:
-        """Places that contain ``qid`` (containment properties followed up to ``hops``)."""
+        """Places that contain ``qid`` (containment properties, capital of included, and
+        their declared inverses followed up to ``hops``)."""
         if qid not in self._up:
             seen: set[str] = set()
             frontier = {qid}
@@ -297,16 +304,26 @@ class Grounder:
                 for q in sorted(frontier):
                     for p in containment_properties():
                         nxt.update(e.object for e in self.kg.out_edges(q, p))
+                        # stored the other way: (New York City, contains, Brooklyn)
+                        for inv in inverse_properties().get(p, ()):
+                            nxt.update(e.subject for e in self.kg.in_edges(q, inv))
                 frontier = nxt - seen - {qid}
                 seen |= frontier
             self._up[qid] = frozenset(seen)
         return self._up[qid]
 
+    def holds(self, qid: str) -> bool:
+        """Whether the graph knows ``qid`` (a query's entity outside it is not linked to:
+        its claims would read "absent" where they are only "not in the graph")."""
+        if qid not in self._held:
+            self._held[qid] = self.kg.entity(qid) is not None or bool(self.kg.out_edges(qid))
+        return self._held[qid]
+
     # -- linking --------------------------------------------------------------------
     def _link(self, mention: str, ctx: Mapping[str, str]) -> list[EntityLink]:
         links = list(self.entities.link(mention))
         qid = ctx.get(normalize_loose(mention))
-        if qid is not None:
+        if qid is not None and self.holds(qid):
             links = [EntityLink(qid, None, "query", 100.0, 1.0)] + [
                 link for link in links if link.qid != qid
             ]
@@ -337,9 +354,10 @@ class Grounder:
         return out
 
     # -- finding statements ---------------------------------------------------------
-    def _find(self, s: str, pid: str, o: str) -> tuple[Edge, str] | None:
-        """A statement saying ``(s, pid, o)``: as stated, symmetric, through an inverse,
-        or read the other way round."""
+    def _find(self, s: str, pid: str, o: str, either_way: bool) -> tuple[Edge, str] | None:
+        """A statement saying ``(s, pid, o)``: as stated, symmetric, through an inverse;
+        read the other way round only when ``either_way`` (a phrase that does not say
+        which end is which, :func:`~creagraph.core.relations.directional_phrase`)."""
         kg = self.kg
         if kg.has_triple(s, pid, o):
             return Edge(s, pid, o), "stated"
@@ -348,12 +366,40 @@ class Grounder:
         for inv in inverse_properties().get(pid, ()):
             if kg.has_triple(o, inv, s):
                 return Edge(o, inv, s), f"inverse:{inv}"
+        if not either_way:
+            return None
         if kg.has_triple(o, pid, s):
             return Edge(o, pid, s), "reversed"
         for inv in inverse_properties().get(pid, ()):
             if kg.has_triple(s, inv, o):
                 return Edge(s, inv, o), f"reversed-inverse:{inv}"
         return None
+
+    def _implied(self, s: str, pid: str, o: str, either_way: bool) -> tuple[Edge, str] | None:
+        """A statement that implies ``(s, pid, o)`` (``wikidata/property_implications.tsv``:
+        "located in the administrative territorial entity" for "part of"), stored as such
+        or through its declared inverse; the other way round only when ``either_way``."""
+        readings = [(s, o, "")] + ([(o, s, "reversed-")] if either_way else [])
+        for a, b, prefix in readings:
+            for source, direction in implying_properties().get(pid, ()):
+                x, y = (a, b) if direction == "forward" else (b, a)
+                if self.kg.has_triple(x, source, y):
+                    return Edge(x, source, y), f"{prefix}implied:{source}"
+                for inv in inverse_properties().get(source, ()):
+                    if self.kg.has_triple(y, inv, x):
+                        return Edge(y, inv, x), f"{prefix}implied:{source}:inverse:{inv}"
+        return None
+
+    def related_properties(self, rels: Iterable[RelationLink]) -> frozenset[str]:
+        """The candidate properties, their declared inverses and the properties that imply
+        them or that they imply: the statements that bear on a claim with these links."""
+        out: set[str] = set()
+        for r in rels:
+            out.add(r.pid)
+            out.update(inverse_properties().get(r.pid, ()))
+            out.update(p for p, _ in implying_properties().get(r.pid, ()))
+            out.update(p for p, _ in property_implications().get(r.pid, ()))
+        return frozenset(out)
 
     def _ends(self, h: str, t: str, r: RelationLink) -> tuple[str, str]:
         return (h, t) if r.direction == "forward" else (t, h)
@@ -377,21 +423,40 @@ class Grounder:
         # an exact name of a property is authoritative: embedding neighbours ("nominated
         # for" for "award received") and other edges are only tried for phrases without one
         exact = [r for r in rels if r.method in EXACT_RELATION_METHODS]
-        # 1. the statement, in any direction, through inverses or symmetry
-        for r in exact or rels:
-            for h in heads:
-                for t in tails:
-                    s, o = self._ends(h.qid, t.qid, r)
-                    found = self._find(s, r.pid, o)
-                    if found is not None:
-                        edge, via = found
-                        return self._verified(edge, via, r.method, h, t, evidence, ctx)
-        # 2. an edge between the linked ends that the phrase names well enough
+        if not exact:
+            # embedding neighbours may name a property both ways ("member of" and its
+            # inverse phrasing): only the better-scoring direction is the phrase's
+            first: dict[str, str] = {}
+            for r in rels:
+                first.setdefault(r.pid, r.direction)
+            rels = [r for r in rels if r.direction == first[r.pid]]
+        # a directional phrase ("father of", "directed") is matched only the way it reads;
+        # a bare property name ("father", "doctoral advisor") either way, said so
+        either_way = bool(exact) and not directional_phrase(relation)
+        if either_way:
+            evidence["direction"] = "ambiguous phrase: either reading accepted"
+        # 1. the statement, through inverses or symmetry; then statements implying it
+        for finder in (self._find, self._implied):
+            for r in exact or rels:
+                for h in heads:
+                    for t in tails:
+                        s, o = self._ends(h.qid, t.qid, r)
+                        found = finder(s, r.pid, o, either_way and r.method != "embedding")
+                        if found is not None:
+                            edge, via = found
+                            return self._verified(edge, via, r.method, h, t, evidence, ctx)
+        # 2. an edge between the linked ends whose property the phrase names well enough,
+        # read the way the phrase reads: the property must be among the phrase's own
+        # candidates (or bear on them), so "bordering state history" is never P17
+        own = self.related_properties(rels)
         best: tuple[float, Edge, EntityLink, EntityLink] | None = None
         for h in heads if not exact else ():
             for t in tails:
                 for edge in self.kg.edges_between(h.qid, t.qid):
-                    sim = self.relations.similarity(relation, edge.property)
+                    if edge.property not in own:
+                        continue
+                    direction: Direction = "forward" if edge.subject == h.qid else "inverse"
+                    sim = self.relations.similarity(relation, edge.property, direction)
                     if sim >= self.edge_min_similarity and (best is None or sim > best[0]):
                         best = (sim, edge, h, t)
         if best is not None:
@@ -428,7 +493,7 @@ class Grounder:
                         return self._verified(edge, "contained", r.method, h, t, evidence, ctx)
         if (s, r.pid, o) in self.negatives:
             return self._scored("refuted", "a known negative statement", s, r, o, evidence)
-        reason = self._refutation(s, r, o, sc, oc, values, kind, objects)
+        reason = self._refutation(s, r, o, sc, oc, values, kind, objects, rels)
         if reason is not None:
             evidence["values"] = values
             return self._scored("refuted", reason, s, r, o, evidence)
@@ -458,9 +523,12 @@ class Grounder:
         _, r, h, t = scored[0]
         return r, h, t
 
-    def _refutation(self, s, r, o, sc, oc, values, kind, objects) -> str | None:
+    def _refutation(self, s, r, o, sc, oc, values, kind, objects, rels) -> str | None:
         """Why the reading ``(s, r, o)`` is refuted, or ``None``. Every candidate of the
-        claimed object must be contradicted too (a homonymous place is no refutation)."""
+        claimed object must be contradicted too (a homonymous place is no refutation), and
+        no statement of a property the phrase may mean may join the ends (a residence
+        edge says nothing about a birthplace)."""
+        related = self.related_properties(rels)
         if kind is None or not values or r.method not in EXACT_RELATION_METHODS:
             return None
         if min(sc, oc) < self.min_confidence:
@@ -468,8 +536,8 @@ class Grounder:
         if self.type_fit(o, r.pid, "object") < 0.5:
             return None  # the claimed object is not the kind of thing the property takes
         for cand in [o, *objects]:
-            if self.kg.edges_between(s, cand):
-                return None  # the ends are related some other way: the phrase may be mislinked
+            if any(e.property in related for e in self.kg.edges_between(s, cand)):
+                return None  # the ends are related as the phrase may mean: it may be mislinked
             if kind == "place" and any(v in self._ancestors(cand) for v in values):
                 return None  # the claim is more precise than the graph
         return (

@@ -87,7 +87,7 @@ class KgJudge:
         context = self._query_context(row)
         out = []
         for t in triples:
-            if len(t) != 3:
+            if len(t) != 3 or not all(t):  # named in the path's parse_issues
                 out.append(TripleJudgment(None, None, "malformed", {"backend": "kg"}))
                 continue
             head, relation, tail = t

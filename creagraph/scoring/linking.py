@@ -9,8 +9,9 @@ normalisation first). It is careful where a wrong link would turn into a wrong v
   their label and description share;
 - a fuzzy match is accepted only when every distinctive name token agrees (same number of
   tokens after dropping "the/a/an/of/and"; tokens equal, a plural, or one edit apart in
-  words of at least five letters): "Dan Marino" never links to Daniel Martin, "Robert Boyle"
-  never to Robert F. Boyle;
+  words of at least five letters, never on the first letter): "Dan Marino" never links to
+  Daniel Martin, "Robert Boyle" never to Robert F. Boyle, "Prussian Academy" never to the
+  Russian Academy;
 - every link carries a confidence: 1.0 for a unique exact match, 0.9 when a hint singled
   the candidate out, 1/k among k equally good exact matches, at most 0.6 for a fuzzy one.
 
@@ -81,8 +82,8 @@ def _close(a: str, b: str) -> bool:
         return True
     if a.rstrip("s") == b.rstrip("s") and min(len(a), len(b)) >= 3:
         return True
-    if any(ch.isdigit() for ch in a + b) or min(len(a), len(b)) < 5:
-        return False
+    if any(ch.isdigit() for ch in a + b) or min(len(a), len(b)) < 5 or a[0] != b[0]:
+        return False  # no edit on the first letter: "Prussian" is not "Russian"
     from rapidfuzz.distance import Levenshtein
 
     return Levenshtein.distance(a, b) <= 1

@@ -14,6 +14,9 @@ a scoring run (``tests/scoring/test_parse_fuzz.py``, ``benchmarks/fuzz.py``).
 
 Counting follows the published parser: a path counts when it has at least one element,
 even if an element is not a well-formed triple (structural validity rejects those later).
+Such an element (not three parts, an empty part, nested values) is kept as read and named
+in its path's ``issues`` with the reason; every consumer of ``triples`` must expect it
+(issue 28: a four-part triple used to abort the whole run).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from creagraph.core.jsonish import _literal_eval, code_fences, load_repaired
 from creagraph.core.jsonish import outermost_span as _candidate
 from creagraph.core.jsonish import strip_comments as _strip_comments
+from creagraph.core.text import scrub_surrogates
 
 __all__ = ["ParsedPath", "ParseResult", "parse_answer", "answer_text", "MAX_ANSWER_CHARS"]
 
@@ -157,6 +161,16 @@ def _triple(item: Any) -> tuple[tuple[str, ...] | None, str | None]:
     return None, f"triple of type {type(item).__name__}"
 
 
+def _malformed(triple: tuple[str, ...]) -> str | None:
+    """Why a read element is not a well-formed triple (``None`` when it is one)."""
+    if len(triple) != 3:
+        return f"{len(triple)} parts, not three"
+    empty = [name for name, part in zip(("head", "relation", "tail"), triple) if not part]
+    if empty:
+        return f"empty {' and '.join(empty)}"
+    return None
+
+
 def _path(key: str, value: Any) -> tuple[ParsedPath | None, str | None]:
     probability = None
     if isinstance(value, dict):
@@ -178,7 +192,11 @@ def _path(key: str, value: Any) -> tuple[ParsedPath | None, str | None]:
         if len(value) % 3:
             issues.append(f"flat list of {len(value)} strings is not a multiple of three")
         for i in range(0, len(value) - len(value) % 3, 3):
-            triples.append(tuple(str(x).strip() for x in value[i : i + 3]))
+            flat = tuple(str(x).strip() for x in value[i : i + 3])
+            problem = _malformed(flat)
+            if problem is not None:
+                issues.append(f"element {i // 3}: {problem}")
+            triples.append(flat)
     else:
         for i, item in enumerate(value):
             triple, problem = _triple(item)
@@ -186,6 +204,9 @@ def _path(key: str, value: Any) -> tuple[ParsedPath | None, str | None]:
                 issues.append(f"element {i}: {problem}")
                 triples.append(())
             else:
+                problem = _malformed(triple)
+                if problem is not None:
+                    issues.append(f"element {i}: {problem}")
                 triples.append(triple)
     try:
         prob = float(probability) if probability is not None else None
@@ -260,6 +281,11 @@ def _parse_text(text: str) -> ParseResult:
         data = _load(text, repairs)
     except ValueError as exc:
         return ParseResult([], [str(exc)], repairs)
+    # "\ud800" inside the answer's own JSON decodes to a lone surrogate, which no UTF-8
+    # output can hold: replaced by U+FFFD, and said so
+    data, scrubbed = scrub_surrogates(data)
+    if scrubbed:
+        repairs.extend(f"answer JSON {reason}" for reason in scrubbed)
     if isinstance(data, dict):
         items = [(str(k), v) for k, v in data.items()]
         if "paths" in data and len(data) <= 2 and isinstance(data["paths"], list | dict):

@@ -26,8 +26,9 @@ def run_relation_phrases(rows: Iterable[AnswerRow]) -> Iterator[str]:
         if row.rel_b:
             yield row.rel_b
         for path in parse_answer(row.answer).paths:
-            for _, relation, _ in path.triples:
-                yield relation
+            for triple in path.triples:
+                if len(triple) == 3 and triple[1]:  # a malformed one is reported, not linked
+                    yield triple[1]
 
 
 def prepare_run(scorer: Any, rows: Iterable[AnswerRow]) -> int:

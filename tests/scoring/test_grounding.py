@@ -217,3 +217,14 @@ def test_embedded_and_sparql_backends_give_the_same_verdicts(sample_files, kg, s
     assert {s for s, *_ in a} >= {"verified", "unknown"}
     diff = [(x, y) for x, y in zip(a, b) if x != y]
     assert not diff, json.dumps(diff[:5], indent=1)
+
+
+def test_no_fuzzy_edit_on_a_first_letter():
+    assert not same_name("Prussian Academy of Sciences", "Russian Academy of Sciences")
+    assert same_name("Tchaikovsky Pyotr", "Pyotr Tchaikowsky")  # an edit inside a word
+
+
+def test_a_query_entity_outside_the_graph_is_not_linked(grounder):
+    g = grounder.ground("Queens", "part of", "New York City", context={"queens": "Q999999999"})
+    assert "Q999999999" not in g.evidence["head_candidates"]
+    assert g.status == "verified" and g.evidence["links"]["head"]["method"] != "query"

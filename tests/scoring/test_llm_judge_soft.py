@@ -11,6 +11,7 @@ import pytest
 
 from creagraph.cli import main
 from creagraph.core.io import read_jsonl, read_records
+from creagraph.core.metrics import specificity
 
 GOOD = {
     "triples": [
@@ -29,6 +30,18 @@ SHAPES = {
                     {"explanation": "", "class_a": "about 7", "class_b": "1,200",
                      "judgment": "yes"},
                     {"explanation": "", "class_a": "~40", "class_b": "3", "factual": "no"},
+                ]
+            }
+        ),
+        None,
+    ),
+    "scale": (  # numbers keep their scale words (issue 28: "2 billion" was read as 2)
+        json.dumps(
+            {
+                "triples": [
+                    {"explanation": "", "class_a": "2 billion", "class_b": "10^6",
+                     "judgment": "yes"},
+                    {"explanation": "", "class_a": "1.2M", "class_b": "10⁶", "factual": "yes"},
                 ]
             }
         ),
@@ -107,10 +120,13 @@ def test_every_bad_reply_shape_through_the_cli(server, tmp_path, monkeypatch, ca
     assert prompt.index("explanation") < prompt.index("judgment")
     paths = {p["query_key"]: p for p in read_jsonl(out / "paths.jsonl")}
     status = {k[3:]: [j["status"] for j in p["judgments"]] for k, p in paths.items()}
-    for shape in ("think", "prose", "strings", "truncated", "garbage"):
+    for shape in ("think", "prose", "strings", "scale", "truncated", "garbage"):
         assert status[shape] == ["llm", "llm"], shape
     strings = paths["id:strings"]["judgments"]
     assert [(j["class_size"], j["factual"]) for j in strings] == [(1200, 1.0), (40, 0.0)]
+    scale = paths["id:scale"]["judgments"]
+    assert [j["class_size"] for j in scale] == [2_000_000_000, 1_200_000]
+    assert [j["specificity"] for j in scale] == [specificity(2e9), specificity(1.2e6)] != [5, 5]
     assert paths["id:think"]["kept"] and paths["id:think"]["quality"] == 4.0
     assert status["hopeless"] == status["http400"] == status["null"] == ["unknown"] * 2
     hopeless = paths["id:hopeless"]["judgments"][0]
