@@ -27,6 +27,7 @@ __all__ = [
     "directional_phrase",
     "property_implications",
     "implying_properties",
+    "read_implication_table",
     "relation_phrases",
 ]
 
@@ -58,7 +59,14 @@ def property_implications() -> dict[str, list[tuple[str, Direction]]]:
     political party ⇒ member of, doctoral advisor ⇒ student of). A malformed line raises
     :class:`ValueError` naming ``file:line``.
     """
-    path = wikidata_dir() / "property_implications.tsv"
+    return read_implication_table("property_implications.tsv")
+
+
+@functools.cache
+def read_implication_table(name: str) -> dict[str, list[tuple[str, Direction]]]:
+    """PID -> [(implied PID, direction)] from the table ``wikidata/NAME`` in the format of
+    ``property_implications.tsv`` (``pid<TAB>implied_pid<TAB>forward|inverse<TAB>note``)."""
+    path = wikidata_dir() / name
     out: dict[str, list[tuple[str, Direction]]] = {}
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):

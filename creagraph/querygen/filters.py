@@ -239,6 +239,11 @@ def is_trivial(kg, candidate: Candidate) -> bool:
     return triviality(kg, candidate) is not None
 
 
+# Implications that make a query item trivial but that the graph judge must not use to verify
+# a claim (being in a film's cast makes "known for" it an easy target, not a true statement):
+# read beside property_implications.tsv for triviality only.
+TRIVIALITY_TABLE = "triviality_implications.tsv"
+
 # a start entity whose P54 list has fewer teams than this has no recorded career
 MIN_CAREER_TEAMS = 2
 
@@ -249,12 +254,13 @@ def triviality(kg, candidate: Candidate) -> str | None:
     With the target ``(x, r', y)`` and the start entity s: ``"trivial_one_hop"`` when
     ``(s, r', y)`` is in the graph; ``"trivial_inverse"`` when ``(y, q, s)`` is, q an
     inverse of r' or r' symmetric; ``"trivial_implied"`` when a statement between s and y
-    implies ``(s, r', y)`` (:func:`creagraph.core.relations.property_implications`);
+    implies ``(s, r', y)`` (:func:`creagraph.core.relations.property_implications`, and
+    ``wikidata/triviality_implications.tsv`` for looser implications that only make an item easy);
     ``"trivial_linked"`` when any other edge joins s and y (``kg.edges_between``);
     ``"incomplete_career"`` when r' is P54 (member of sports team) and s has fewer than
     :data:`MIN_CAREER_TEAMS` teams in the graph.
     """
-    from creagraph.core.relations import property_implications
+    from creagraph.core.relations import property_implications, read_implication_table
     from creagraph.scoring.grounding import inverse_properties, symmetric_properties
 
     start = candidate.start
@@ -266,7 +272,8 @@ def triviality(kg, candidate: Candidate) -> str | None:
             inverses.add(pid)
         implied_by = {
             (q, direction)
-            for q, implied in property_implications().items()
+            for table in (property_implications(), read_implication_table(TRIVIALITY_TABLE))
+            for q, implied in table.items()
             for p, direction in implied
             if p == pid
         }

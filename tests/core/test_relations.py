@@ -75,16 +75,22 @@ def test_prepare_fills_a_cache_that_link_then_reads(kg, phrases, properties, tmp
 
 def test_property_implications_reads_the_table_in_its_stated_format():
     from creagraph.core.paths import wikidata_dir
-    from creagraph.core.relations import property_implications
+    from creagraph.core.relations import property_implications, read_implication_table
 
     table = property_implications()
-    # a film's cast member is known for the film: (film, P161, actor) -> (actor, P800, film)
-    assert ("P800", "inverse") in table["P161"]
-    assert ("P361", "forward") in table["P463"]
-    rows = [
-        line.split("\t")
-        for line in (wikidata_dir() / "property_implications.tsv").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    assert sum(len(v) for v in table.values()) == len(rows)
-    assert all(d in ("forward", "inverse") for v in table.values() for _, d in v)
+    # located in the administrative territorial entity => part of (Queens, New York City)
+    assert ("P361", "forward") in table["P131"]
+    # the triviality-only table: a film's cast member is known for the film,
+    # (film, P161, actor) -> (actor, P800, film); the judge's table must not say so
+    loose = read_implication_table("triviality_implications.tsv")
+    assert ("P800", "inverse") in loose["P161"]
+    assert ("P800", "inverse") not in table.get("P161", [])
+    tables = {"property_implications.tsv": table, "triviality_implications.tsv": loose}
+    for name, parsed in tables.items():
+        rows = {
+            tuple(line.split("\t")[:3])
+            for line in (wikidata_dir() / name).read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        }
+        assert sum(len(v) for v in parsed.values()) == len(rows)
+        assert all(d in ("forward", "inverse") for v in parsed.values() for _, d in v)
