@@ -59,8 +59,9 @@ else:
     from creagraph.kg import import_dumps
     res = import_dumps([src], dst, show_progress=False, force=True)
     extra = {"statements": res.statements, "lines": res.report["lines"]}
-print(json.dumps({"seconds": time.perf_counter() - start,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu_s": use.ru_utime + use.ru_stime,
+                  "rss_mb": use.ru_maxrss / 1024, **extra}))
 """
 
 
@@ -95,7 +96,8 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
             got["bulk_load " + name] = child("bulk_load", slice_path, work / f"ox-{name}")
         got["after, vectors"] = child("import", slice_path, work / "vec", after_tree, True)
         for name, fig in got.items():
-            print(f"  {name:18s} {fig['seconds']:6.2f} s  peak RSS {fig['rss_mb']:6.0f} MB")
+            print(f"  {name:18s} {fig['seconds']:6.2f} s wall, {fig['cpu_s']:6.2f} CPU-s (process, "
+                  f"imports included), peak RSS {fig['rss_mb']:6.0f} MB")
         for name in trees:
             ox = got["bulk_load " + name]
             fig = got[name]

@@ -30,7 +30,7 @@ import numpy as np
 
 from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
-from creagraph.core.text import normalize, normalize_loose
+from creagraph.core.text import loosen, normalize
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
@@ -448,9 +448,10 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
         conn.executemany(
             "INSERT INTO names VALUES (?, ?, ?, ?, ?)",
             (
-                (normalize(text), normalize_loose(text), i, kind, text)
+                (key, loosen(key), i, kind, text)
                 for kind, rows in (("label", labels.items()), ("alias", unique_aliases))
                 for i, text in rows
+                for key in (normalize(text),)
             ),
         )
         conn.executescript(
