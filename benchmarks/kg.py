@@ -1,16 +1,32 @@
 """Knowledge-graph benchmark: import, reopen and look-up latency, embedded vs SPARQL.
 
-Run: ``.venv/bin/python benchmarks/kg.py [--slice PATH]``. Prints the import time of the
-slice, the reopen time (target < 1 s), and median latencies of label search, out-edges and
-class-size look-ups for the embedded backend (target: class size < 50 µs) and for the SPARQL
-backend against a local Oxigraph server over HTTP (cache off). Baseline for the ratios:
-the SPARQL backend on the same machine.
+Run: ``.venv/bin/python benchmarks/kg.py [--slice PATH] [--before-tree DIR]
+[--synthetic-lines N] [--skip lookups,import,synthetic]``. Prints:
+
+- *import* (issue 31): ``kg import`` of the slice against pyoxigraph's ``Store.bulk_load`` of
+  the same file, each in its own process (wall time and peak RSS), interleaved: before (a
+  checkout given by ``--before-tree``, e.g. ``git archive main | tar -x -C DIR``) and after,
+  without property vectors (``CREAGRAPH_PROPERTY_VECTORS=0``) and with them (the default);
+  targets: ≤ 1.0× ``bulk_load``'s time at ≤ its memory without vectors, ≤ 1.5× the import
+  alone with them; and whether every store file is byte-identical before and after;
+- *synthetic* : the import's throughput (lines/s, statements/s) and peak RSS on synthetic
+  Wikidata-like dumps of N/4 and N lines (default N = 2,000,000), to show what is linear;
+- *lookups*: the import time of the slice, the reopen time (target < 1 s), and median
+  latencies of label search, out-edges and class-size look-ups for the embedded backend
+  (target: class size < 50 µs) and for the SPARQL backend against a local Oxigraph server
+  over HTTP (cache off). Baseline for the ratios: the SPARQL backend on the same machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import os
+import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,15 +46,147 @@ def median_us(fn, args_list) -> float:
     return statistics.median(times) * 1e6
 
 
+_CHILD = """
+import json, resource, sys, time
+kind, src, dst = sys.argv[1:4]
+start = time.perf_counter()
+if kind == "bulk_load":
+    import gzip, pyoxigraph
+    with (gzip.open(src) if src.endswith(".gz") else open(src, "rb")) as data:
+        pyoxigraph.Store(dst).bulk_load(data, format=pyoxigraph.RdfFormat.N_TRIPLES)
+    extra = {}
+else:
+    from creagraph.kg import import_dumps
+    res = import_dumps([src], dst, show_progress=False, force=True)
+    extra = {"statements": res.statements, "lines": res.report["lines"]}
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu_s": use.ru_utime + use.ru_stime,
+                  "rss_mb": use.ru_maxrss / 1024, **extra}))
+"""
+
+
+def child(kind: str, src: Path, dst: Path, tree: str | None = None, vectors: bool = False):
+    """Run one import (or ``bulk_load``) in a fresh process: its seconds and peak RSS (MB)."""
+    env = {**os.environ, "CREAGRAPH_PROGRESS": "0",
+           "CREAGRAPH_PROPERTY_VECTORS": "1" if vectors else "0"}  # fmt: skip
+    if tree is not None:
+        env["PYTHONPATH"] = tree
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, str(src), str(dst)],
+        env=env, cwd=dst.parent, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load() -> str:
+    return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
+
+
+def import_figures(slice_path: Path, before_tree: Path | None) -> None:
+    after_tree = str(Path(__file__).resolve().parents[1])
+    trees = {"after": after_tree}
+    if before_tree is not None:
+        trees = {"before": str(before_tree), **trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        print(f"import of {slice_path.name} ({load()} on {os.cpu_count()} CPUs):")
+        got = {}
+        for name in trees:
+            got[name] = child("import", slice_path, work / name, trees[name])
+            got["bulk_load " + name] = child("bulk_load", slice_path, work / f"ox-{name}")
+        got["after, vectors"] = child("import", slice_path, work / "vec", after_tree, True)
+        for name, fig in got.items():
+            print(f"  {name:18s} {fig['seconds']:6.2f} s wall, {fig['cpu_s']:6.2f} CPU-s (process, "
+                  f"imports included), peak RSS {fig['rss_mb']:6.0f} MB")
+        for name in trees:
+            ox = got["bulk_load " + name]
+            fig = got[name]
+            print(f"  {name}: import/bulk_load time {fig['seconds'] / ox['seconds']:.2f}× "
+                  f"(target ≤ 1.0×), memory {fig['rss_mb'] / ox['rss_mb']:.2f}× (target ≤ 1.0×)")
+        vec = got["after, vectors"]["seconds"] / got["after"]["seconds"]
+        print(f"  after: with vectors / without {vec:.2f}× (target ≤ 1.5×)")
+        if "before" in trees:
+            b = got["before"]["seconds"] / got["after"]["seconds"]
+            print(f"  before/after ×{b:.2f}")
+            files = {
+                name: json.loads((work / name / "meta.json").read_text())["files"]
+                for name in trees
+            }
+            same = files["before"] == files["after"]
+            print(f"  store files byte-identical before/after (SHA-256 in meta.json): {same}")
+        print(f"  ({load()} at end)")
+
+
+def synthetic_dump(path: Path, lines: int, seed: int = 1) -> None:
+    """A Wikidata-truthy-like dump: 75 % item statements over 2,000 properties, 12 % English
+    labels, 5 % aliases, 3 % descriptions, 5 % lines the import skips (other languages)."""
+    rng = random.Random(seed)
+    n_items = max(lines // 8, 10)
+    wd, wdt = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
+    label = "http://www.w3.org/2000/01/rdf-schema#label"
+    alias = "http://www.w3.org/2004/02/skos/core#altLabel"
+    desc = "http://schema.org/description"
+    with gzip.open(path, "wt", compresslevel=1, encoding="utf-8") as handle:
+        chunk = []
+        for i in range(lines):
+            q = rng.randrange(1, n_items)
+            r = rng.random()
+            if r < 0.75:
+                line = (f"<{wd}Q{q}> <{wdt}P{rng.randrange(1, 2000)}> "
+                        f"<{wd}Q{rng.randrange(1, n_items)}> .\n")  # fmt: skip
+            elif r < 0.87:
+                line = f'<{wd}Q{q}> <{label}> "item number {q}"@en .\n'
+            elif r < 0.92:
+                line = f'<{wd}Q{q}> <{alias}> "alias {i} of {q}"@en .\n'
+            elif r < 0.95:
+                line = f'<{wd}Q{q}> <{desc}> "a synthetic item, {q}"@en .\n'
+            else:
+                line = f'<{wd}Q{q}> <{label}> "objet {q}"@fr .\n'
+            chunk.append(line)
+            if len(chunk) >= 100_000:
+                handle.write("".join(chunk))
+                chunk = []
+        handle.write("".join(chunk))
+
+
+def synthetic_figures(lines: int) -> None:
+    print(f"synthetic dumps ({load()}):")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (lines // 4, lines):
+            dump = Path(tmp) / f"synthetic-{n}.nt.gz"
+            synthetic_dump(dump, n)
+            fig = child("import", dump, Path(tmp) / f"store-{n}")
+            ox = child("bulk_load", dump, Path(tmp) / f"ox-{n}")
+            print(f"  {n:>11,} lines: import {fig['seconds']:7.1f} s, "
+                  f"{n / fig['seconds']:9,.0f} lines/s, "
+                  f"{fig['statements'] / fig['seconds']:9,.0f} statements/s, "
+                  f"peak RSS {fig['rss_mb']:6.0f} MB; bulk_load {ox['seconds']:7.1f} s, "
+                  f"{ox['rss_mb']:6.0f} MB ({load()})")
+            dump.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slice", type=Path, default=default_slice_path())
     parser.add_argument("--n", type=int, default=300, help="look-ups per kind")
+    parser.add_argument("--before-tree", type=Path, default=None)
+    parser.add_argument("--synthetic-lines", type=int, default=2_000_000)
+    parser.add_argument("--skip", default="", help="comma-separated: import,synthetic,lookups")
     args = parser.parse_args()
+    skip = set(args.skip.split(","))
+    if "import" not in skip:
+        import_figures(args.slice, args.before_tree)
+    if "synthetic" not in skip:
+        synthetic_figures(args.synthetic_lines)
+    if "lookups" not in skip:
+        lookups(args.slice, args.n)
+
+
+def lookups(slice_path: Path, n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         t = time.perf_counter()
-        res = import_dumps([args.slice], store, show_progress=False)
+        res = import_dumps([slice_path], store, show_progress=False)
         print(
             f"embedded import: {time.perf_counter() - t:.2f} s "
             f"({res.statements:,} statements, {res.entities:,} entities)"
@@ -48,10 +196,10 @@ def main() -> None:
         kg.has_triple("Q179051", "P69", "Q174710")
         print(f"embedded reopen: {(time.perf_counter() - t) * 1000:.1f} ms (target < 1000 ms)")
 
-        sample = kg.random_statements(args.n, seed=1)
+        sample = kg.random_statements(n, seed=1)
         labels = list(kg.labels([e.subject for e in sample]).values())
         t = time.perf_counter()
-        server, url = serve_in_thread(open_oxigraph([args.slice], None))
+        server, url = serve_in_thread(open_oxigraph([slice_path], None))
         print(f"oxigraph load (SPARQL server): {time.perf_counter() - t:.2f} s")
         remote = SparqlKG(url, cache=False)
         kinds = {
@@ -70,7 +218,7 @@ def main() -> None:
             ),
             "triple exists": (lambda g: g.has_triple, [e.as_tuple() for e in sample]),
         }
-        print(f"\nmedian latency over {args.n} look-ups    embedded      sparql   ratio")
+        print(f"\nmedian latency over {n} look-ups    embedded      sparql   ratio")
         for name, (get, calls) in kinds.items():
             a = median_us(get(kg), calls)
             b = median_us(get(remote), calls)

@@ -17,12 +17,18 @@ each "before" being a reference implementation of the old path timed in the same
    threads), and the largest change bf16 makes to any pairwise distance (raw and
    transformed) and any per-query utility of the sample answers (stored judge);
 5. ``creagraph --help`` wall time, before (a checkout given by ``--before-tree``, e.g.
-   ``git archive BASE creagraph | tar -x -C DIR``) and after.
+   ``git archive BASE creagraph | tar -x -C DIR``) and after;
+6. ``score --ceiling`` (issue 31): the four sample models' answers (4 × 20 queries) against
+   one model's, stored judge (so that the oracle is what is timed), embedding cache warm,
+   before (``--before-tree``) and after, in subprocesses, interleaved; the target is
+   4 models ≤ 1.3× one model; and whether ``queries.jsonl``/``summary.csv`` are
+   byte-identical before and after.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -276,11 +282,57 @@ def help_time(before_tree: Path | None) -> None:
           f"×{before / after:.1f}")
 
 
+def ceiling_runs(store: Path, before_tree: Path | None, repeats: int) -> None:
+    files = sample_outputs()
+    trees = {"after": str(Path(__file__).resolve().parents[1])}
+    if before_tree is not None:
+        trees = {"before": str(before_tree), **trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+
+        def run(tree: str, inputs: list[Path], out: Path) -> float:
+            env = {**os.environ, "PYTHONPATH": trees[tree], "CREAGRAPH_PROGRESS": "0",
+                   "CREAGRAPH_CACHE_DIR": str(work / f"cache-{tree}")}  # fmt: skip
+            cmd = [sys.executable, "-m", "creagraph.cli", "score", *map(str, inputs),
+                   "--judge", "stored", "--store", str(store), "--ceiling", "--out", str(out)]
+            shutil.rmtree(out, ignore_errors=True)  # a fresh run, not a resumed one
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, check=True)
+            return time.perf_counter() - start
+
+        for tree in trees:  # warm each tree's embedding cache (path strings, oracle strings)
+            run(tree, files, work / f"warm-{tree}")
+        times: dict[tuple[str, int], list[float]] = {}
+        for _ in range(repeats):
+            for tree in trees:
+                for n in (1, len(files)):
+                    out = work / f"{tree}-{n}"
+                    times.setdefault((tree, n), []).append(run(tree, files[:n], out))
+        for tree in trees:
+            one = statistics.median(times[(tree, 1)])
+            four = statistics.median(times[(tree, len(files))])
+            print(f"6. score --ceiling, stored judge, warm cache, {tree}: 1 model {one:.2f} s, "
+                  f"{len(files)} models {four:.2f} s → {four / one:.2f}× one model "
+                  f"(target ≤ 1.3×; median of {repeats})")
+        if "before" in trees:
+            before, after = times[("before", len(files))], times[("after", len(files))]
+            print(f"   {len(files)} models: before/after ×"
+                  f"{statistics.median(before) / statistics.median(after):.1f}")
+            for name in ("queries.jsonl", "summary.csv", "paths.jsonl"):
+                same = all(
+                    (work / f"before-{n}" / name).read_bytes()
+                    == (work / f"after-{n}" / name).read_bytes()
+                    for n in (1, len(files))
+                )
+                print(f"   {name} byte-identical before/after: {same}")
+
+
 def main() -> None:
     parser = parser_with_store(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=16, help="sample answers to score")
     parser.add_argument("--before-tree", type=Path, default=None)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-5)")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-6)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per ceiling timing (6)")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     import_dumps([default_slice_path()], args.store, show_progress=False)
@@ -298,6 +350,8 @@ def main() -> None:
         precision(rows)
     if "2" not in skip:
         scoring(args.store, rows)
+    if "6" not in skip:
+        ceiling_runs(args.store, args.before_tree, args.repeats)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["normalize", "normalize_loose", "replace_lone_surrogates", "scrub_surrogates"]
+__all__ = ["loosen", "normalize", "normalize_loose", "replace_lone_surrogates", "scrub_surrogates"]
 
 _SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
@@ -42,7 +42,19 @@ def normalize_loose(text: str) -> str:
     >>> normalize_loose("Lew Alcindor, Jr.")
     'lew alcindor jr'
     """
-    return _SPACE.sub(" ", _NON_WORD.sub(" ", normalize(text)).replace("_", " ")).strip()
+    return loosen(normalize(text))
+
+
+def loosen(normalized: str) -> str:
+    """:func:`normalize_loose` of a text whose :func:`normalize` form is ``normalized``
+    (for callers that need both forms, without normalising twice).
+
+    Examples
+    --------
+    >>> loosen(normalize("Lew Alcindor, Jr.")) == normalize_loose("Lew Alcindor, Jr.")
+    True
+    """
+    return _SPACE.sub(" ", _NON_WORD.sub(" ", normalized).replace("_", " ")).strip()
 
 
 def replace_lone_surrogates(text: str) -> tuple[str, int]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
-from creagraph.core.text import normalize, normalize_loose
+from creagraph.core.text import loosen, normalize
 from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
@@ -42,6 +42,7 @@ from creagraph.kg.store import (
     _clean_stale_builds,
     _file_digests,
     _replace_dir,
+    _StoreLock,
     _write_fuzzy,
 )
 
@@ -109,31 +110,36 @@ def import_dumps(
     files = _input_files(paths)
     target = Path(store)
     fingerprint = _source_fingerprint(files)
-    _clean_stale_builds(target)
-    if not force:
-        reused = _reusable(target, fingerprint)
-        if reused is not None:
-            return reused
-
-    _check_replaceable(target)  # before any work: refuse a folder that is not our store
-    start = time.perf_counter()
     _make_parent(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    lock: _BuildLock | None = None
+    store_lock = _StoreLock(target)  # one import per store at a time (issue 23)
     try:
-        lock = _BuildLock(tmp)
-        report = _write_store(
-            files, tmp, fingerprint, language=language, strict=strict, show_progress=show_progress
-        )
-        add_property_vectors(tmp)  # issue 19: propvectors.npz, recorded in meta.json
-        _replace_dir(tmp, target)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        _raise_write_error(exc, target)
-        raise
+        _clean_stale_builds(target)
+        if not force:
+            reused = _reusable(target, fingerprint, language)
+            if reused is not None:
+                return reused
+
+        _check_replaceable(target)  # before any work: refuse a folder that is not our store
+        start = time.perf_counter()
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        lock: _BuildLock | None = None
+        try:
+            lock = _BuildLock(tmp)
+            report = _write_store(
+                files, tmp, fingerprint, language=language, strict=strict,
+                show_progress=show_progress,
+            )  # fmt: skip
+            add_property_vectors(tmp)  # issue 19: propvectors.npz, recorded in meta.json
+            _replace_dir(tmp, target)
+        except BaseException as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            _raise_write_error(exc, target)
+            raise
+        finally:
+            if lock is not None:
+                lock.release()
     finally:
-        if lock is not None:
-            lock.release()
+        store_lock.release()
     counts = report["counts"]
     return ImportResult(
         target,
@@ -156,9 +162,10 @@ def _input_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
-def _reusable(target: Path, fingerprint: list[dict]) -> ImportResult | None:
+def _reusable(target: Path, fingerprint: list[dict], language: str) -> ImportResult | None:
     """The result of the import that built ``target``, if it was built from exactly these
-    files (``fingerprint``), with this format and every current file, and opens intact."""
+    files (``fingerprint``) keeping texts in ``language``, with this format and every
+    current file, and opens intact."""
     meta_path = target / "meta.json"
     if not meta_path.exists():
         return None
@@ -169,6 +176,7 @@ def _reusable(target: Path, fingerprint: list[dict]) -> ImportResult | None:
     if (
         meta.get("format") == STORE_FORMAT
         and meta.get("sources") == fingerprint
+        and meta.get("language") == language  # `--language fr` over an English store
         and _FUZZY_FILE in (meta.get("files") or {})  # else rebuilt, to add fuzzy.npz
         and _intact(target)
     ):
@@ -258,19 +266,81 @@ def _text_schema(conn: sqlite3.Connection) -> None:
     )
 
 
+#: Statements read between two removals of repeated ones: the reader's buffer holds at most
+#: this many (24 bytes each), so a dump repeating one line millions of times is never held
+#: whole before its repeats are dropped (issue 23).
+_COMPACT_EVERY = 1 << 16
+
+
+def _unique_rows(s: np.ndarray, p: np.ndarray, o: np.ndarray):
+    """The distinct ``(s, p, o)`` rows, sorted by subject, property, object."""
+    order = np.lexsort((o, p, s))
+    s, p, o = s[order], p[order], o[order]
+    if len(s):
+        keep = np.ones(len(s), dtype=bool)
+        keep[1:] = (np.diff(s) != 0) | (np.diff(p) != 0) | (np.diff(o) != 0)
+        s, p, o = s[keep], p[keep], o[keep]
+    return s, p, o
+
+
 @dataclass
 class _Parsed:
-    """Everything read from the dumps: statements as numeric ids, the QIDs that only carry
-    text, first labels and descriptions per id, aliases in reading order, the parse report."""
+    """Everything read from the dumps: statements as numeric ids (repeats removed as the
+    reading goes, counted in the parse report), the QIDs that only carry text, first labels
+    and descriptions per id, distinct aliases in reading order, the parse report."""
 
     subj: array = field(default_factory=lambda: array("q"))
     prop: array = field(default_factory=lambda: array("q"))
     obj: array = field(default_factory=lambda: array("q"))
+    #: Statement chunks already without repeats (each ``(s, p, o)``), and their total rows.
+    kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    kept_rows: int = 0
+    merged_rows: int = 0
     text_ids: set[int] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
-    alias_rows: list[tuple[str, str]] = field(default_factory=list)
+    aliases: dict[tuple[str, str], None] = field(default_factory=dict)
     parse: ParseReport = field(default_factory=ParseReport)
+
+    def add_statement(self, s: int, p: int, o: int) -> None:
+        self.subj.append(s)
+        self.prop.append(p)
+        self.obj.append(o)
+        if len(self.subj) >= _COMPACT_EVERY:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Move the buffer into ``kept`` without its repeats; merge all chunks (dropping
+        repeats between them) once they have doubled since the last merge, so memory stays
+        within a small multiple of the distinct statements at linear-logarithmic cost."""
+        if self.subj:
+            chunk = _unique_rows(*(np.frombuffer(a, dtype=np.int64).copy()
+                                   for a in (self.subj, self.prop, self.obj)))  # fmt: skip
+            self._count_repeats(len(self.subj) - len(chunk[0]))
+            self.kept.append(chunk)
+            self.kept_rows += len(chunk[0])
+            self.subj, self.prop, self.obj = array("q"), array("q"), array("q")
+        if len(self.kept) > 1 and self.kept_rows > 2 * max(self.merged_rows, _COMPACT_EVERY):
+            self._merge()
+
+    def _merge(self) -> None:
+        merged = _unique_rows(*(np.concatenate([c[i] for c in self.kept]) for i in range(3)))
+        self._count_repeats(self.kept_rows - len(merged[0]))
+        self.kept = [merged]
+        self.kept_rows = self.merged_rows = len(merged[0])
+
+    def _count_repeats(self, n: int) -> None:
+        if n:
+            self.parse.skipped["duplicate statement"] += n
+
+    def statements(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every distinct statement read, as subject, property and object numbers."""
+        self._compact()
+        if len(self.kept) != 1:
+            if not self.kept:
+                return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+            self._merge()
+        return self.kept[0]
 
 
 def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_progress: bool):
@@ -310,11 +380,11 @@ def _read_dumps(
                     elif item.kind == "description":
                         parsed.descriptions.setdefault(item.id, item.text)
                     else:
-                        parsed.alias_rows.append((item.id, item.text))
+                        parsed.aliases[(item.id, item.text)] = None
                 else:
-                    parsed.subj.append(int(item.subject[1:]))
-                    parsed.prop.append(int(item.property[1:]))
-                    parsed.obj.append(int(item.object[1:]))
+                    parsed.add_statement(
+                        int(item.subject[1:]), int(item.property[1:]), int(item.object[1:])
+                    )
     finally:
         if bar is not None:
             bar.close()
@@ -322,12 +392,10 @@ def _read_dumps(
 
 
 def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
-    """Number the items and properties, drop duplicate statements (counted in the parse
-    report), save the CSR arrays over subjects and over objects; returns the counts of
-    statements, entities and properties."""
-    s = np.frombuffer(parsed.subj, dtype=np.int64) if parsed.subj else np.zeros(0, np.int64)
-    p = np.frombuffer(parsed.prop, dtype=np.int64) if parsed.prop else np.zeros(0, np.int64)
-    o = np.frombuffer(parsed.obj, dtype=np.int64) if parsed.obj else np.zeros(0, np.int64)
+    """Number the items and properties (the statements come without repeats), save the CSR
+    arrays over subjects and over objects; returns the counts of statements, entities and
+    properties."""
+    s, p, o = parsed.statements()
     text_ids = parsed.text_ids
     qnums = np.unique(
         np.concatenate([s, o, np.fromiter(text_ids, dtype=np.int64, count=len(text_ids))])
@@ -338,17 +406,7 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
     pi = np.searchsorted(pnums, p).astype(np.int32)
     n_nodes = len(qnums)
 
-    order = np.lexsort((oi, pi, si))
-    si, pi, oi = si[order], pi[order], oi[order]
-    if len(si):
-        keep = np.ones(len(si), dtype=bool)
-        keep[1:] = (np.diff(si) != 0) | (np.diff(pi) != 0) | (np.diff(oi) != 0)
-        duplicates = int((~keep).sum())
-        si, pi, oi = si[keep], pi[keep], oi[keep]
-    else:
-        duplicates = 0
-    if duplicates:
-        parsed.parse.skipped["duplicate statement"] += duplicates
+    # the statements come distinct and sorted by number: the ids keep that order
     out_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(si, minlength=n_nodes), out=out_indptr[1:])
     in_order = np.lexsort((si, pi, oi))
@@ -376,23 +434,24 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
 def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
     """Write ``text.sqlite`` (records, aliases without repeats, the normalised name index)
     and the fuzzy-name tables built from it (``fuzzy.npz``); returns the text counts."""
-    labels, descriptions, alias_rows = parsed.labels, parsed.descriptions, parsed.alias_rows
+    labels, descriptions = parsed.labels, parsed.descriptions
+    unique_aliases = list(parsed.aliases)  # first occurrence of each, in reading order
     conn = sqlite3.connect(str(out / "text.sqlite"))
     try:
         _text_schema(conn)
-        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in alias_rows})
+        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in unique_aliases})
         conn.executemany(
             "INSERT INTO records VALUES (?, ?, ?)",
             ((i, labels.get(i), descriptions.get(i)) for i in ids),
         )
-        unique_aliases = list(dict.fromkeys(alias_rows))  # first occurrence of each, in order
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
         conn.executemany(
             "INSERT INTO names VALUES (?, ?, ?, ?, ?)",
             (
-                (normalize(text), normalize_loose(text), i, kind, text)
+                (key, loosen(key), i, kind, text)
                 for kind, rows in (("label", labels.items()), ("alias", unique_aliases))
                 for i, text in rows
+                for key in (normalize(text),)
             ),
         )
         conn.executescript(

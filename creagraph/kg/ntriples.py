@@ -237,6 +237,8 @@ def _lines(
             if not raw:
                 return
             lineno += 1
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark
+                raw = raw[3:]
             if too_long:
                 yield lineno, length
                 continue
@@ -336,7 +338,7 @@ def _parse_line(
     stripped = line.strip()
     if not stripped or stripped[0] == "#":
         return None
-    parts = stripped.split(" ", 2)
+    parts = stripped.split(None, 2)  # spaces or tabs between terms, as the format allows
     if len(parts) < 3:
         return _Skip(_MALFORMED, f"malformed N-Triples line: {stripped[:120]!r}")
     subject, predicate, rest = parts

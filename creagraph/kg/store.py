@@ -9,8 +9,8 @@ Shared by :mod:`creagraph.kg.build` (which writes a store) and :mod:`creagraph.k
   checksummed in ``meta.json`` and checked on open like the others.
 - *Integrity*: :func:`_file_digests` (sizes and SHA-256 recorded in ``meta.json``),
   :func:`_damaged` (the error naming a damaged file), :func:`_store_marker`.
-- *Swap*: :func:`_check_replaceable`, :class:`_BuildLock`, :func:`_clean_stale_builds`,
-  :func:`_replace_dir`, :func:`_interrupted_swap`.
+- *Swap*: :func:`_check_replaceable`, :class:`_StoreLock`, :class:`_BuildLock`,
+  :func:`_clean_stale_builds`, :func:`_replace_dir`, :func:`_interrupted_swap`.
 """
 
 from __future__ import annotations
@@ -219,6 +219,55 @@ class _BuildLock:
             return
         try:
             self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+class _StoreLock:
+    """An exclusive lock on ``.<store>.import.lock`` beside the store, held for a whole import.
+
+    Two imports into one store would otherwise both build, both swap their folder in and
+    both report success, the first one's store silently replaced (issue 23). The second
+    import is refused at once, naming the running one. The holder removes the file before
+    unlocking it; whoever locked a file that is no longer the one at that path tries again.
+    """
+
+    def __init__(self, target: Path):
+        import fcntl
+
+        self.path = target.with_name(f".{target.name}.import.lock")
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                try:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                except OSError:
+                    holder = ""
+                os.close(fd)
+                who = f" (process {holder})" if holder.isdigit() else ""
+                raise InputError(
+                    f"{target}: another import into this store is running{who}; "
+                    "wait for it to finish, or choose another --store"
+                ) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the holder removed this file as it finished: lock the new one
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)  # while still held: see __init__'s inode check
         finally:
             os.close(self._fd)
             self._fd = None

@@ -17,6 +17,7 @@ Errors name the parameters of this API (``judge``, ``llm_base_url`` …), not CL
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -160,19 +161,78 @@ def build_scorer(
     )
 
 
+#: Oracle results a ceiling hook keeps (most recently used first out last): one per query,
+#: so that every model's answer to a query reuses it (issue 31).
+_CEILING_MEMO = 4096
+
+
 def ceiling_hook(kg: KnowledgeGraph, embedder: Embedder, mode: str, k: int) -> CeilingHook:
     """The scorer's ceiling hook: the graph's oracle paths of a query (SPEC §3.8), their
-    utility, the model's fraction of it and its recall of the graph's strong paths."""
-    from creagraph.querygen import ceiling_fraction, graph_path_recall, oracle_paths
-    from creagraph.scoring.pipeline import gamma_key
+    utility, the model's fraction of it and its recall of the graph's strong paths.
 
-    def clean(x: float | None) -> float | None:
-        return None if x is None or math.isnan(x) else x
+    The oracle runs once per query in a scoring run, not once per answer: its result
+    depends only on the query's ids and source path, so the answers of every model to one
+    query share it (issue 31). The phrasing table and the graph cache are read once per hook.
+    """
+    return _CeilingHook(kg, embedder, mode, k)
 
-    def hook(ids: dict, utility: dict[str, float], grounded: list) -> dict:
-        oracle = oracle_paths(kg, ids, k=k, embedder=embedder, mode=mode)
+
+class _CeilingHook:
+    """:func:`ceiling_hook`'s callable; ``runs`` counts the oracle runs it made."""
+
+    #: Oracle results kept (least recently used dropped first): one per query.
+    MEMO = 4096
+
+    def __init__(self, kg: KnowledgeGraph, embedder: Embedder, mode: str, k: int):
+        from collections import OrderedDict
+
+        from creagraph.querygen.catalogue import load_phrasing
+        from creagraph.querygen.oracle import GraphCache
+
+        self.kg, self.embedder, self.mode, self.k = kg, embedder, mode, k
+        self.phrasing = load_phrasing()
+        self.cache = GraphCache(kg)
+        self.memo: OrderedDict[str, Any] = OrderedDict()
+        self.runs = 0
+
+    def oracle(self, ids: dict) -> Any:
+        """The oracle result of the query ``ids`` (computed on first use)."""
+        from creagraph.querygen import oracle_paths_many
+
+        key = json.dumps(
+            [ids.get(name) for name in ("entity_a_id", "rel_b_id", "entity_b_id", "source_path")],
+            sort_keys=True,
+            default=str,
+        )
+        found = self.memo.get(key)
+        if found is not None:
+            self.memo.move_to_end(key)
+            return found
+        (found,) = oracle_paths_many(
+            self.kg,
+            [ids],
+            k=self.k,
+            embedder=self.embedder,
+            mode=self.mode,
+            phrasing=self.phrasing,
+            cache=self.cache,
+        )
+        self.runs += 1
+        self.memo[key] = found
+        if len(self.memo) > self.MEMO:
+            self.memo.popitem(last=False)
+        return found
+
+    def __call__(self, ids: dict, utility: dict[str, float], grounded: list) -> dict:
+        from creagraph.querygen import ceiling_fraction, graph_path_recall
+        from creagraph.scoring.pipeline import gamma_key
+
+        def clean(x: float | None) -> float | None:
+            return None if x is None or math.isnan(x) else x
+
+        oracle = self.oracle(ids)
         return {
-            "k": k,
+            "k": self.k,
             "n_paths": oracle.n_paths,
             "n_strong": oracle.n_strong,
             "truncated": oracle.truncated,
@@ -184,8 +244,6 @@ def ceiling_hook(kg: KnowledgeGraph, embedder: Embedder, mode: str, k: int) -> C
             },
             "graph_path_recall": clean(graph_path_recall(grounded, oracle)),
         }
-
-    return hook
 
 
 def _rows(answers: Any, model: str | None) -> Iterable[AnswerRow]:

@@ -110,8 +110,12 @@ def test_stale_build_folders_cleaned_but_not_one_in_use(capsys, tmp_path, slice_
             assert proc.poll() is None, proc.stderr.read()
             time.sleep(0.05)
         (running,) = _build_folders(tmp_path, "store")
-        # another import meanwhile (into the same store) leaves the running build alone
-        assert run(capsys, "kg", "import", tiny, "--store", target, "--force")[0] == 0
+        # another import meanwhile into the same store is refused (issue 23: both used to
+        # report success, the later swap replacing the other's store) and leaves it alone
+        code, _, err = run(capsys, "kg", "import", tiny, "--store", target, "--force")
+        assert code == 2 and err.count("\n") == 1, err
+        assert err.startswith(f"error: {target}: another import into this store is running")
+        assert f"(process {proc.pid})" in err, err
         assert running.is_dir() and proc.poll() is None
     finally:
         proc.send_signal(signal.SIGKILL)  # killed mid-build: its folder stays behind
@@ -137,6 +141,7 @@ def test_stale_build_folders_cleaned_but_not_one_in_use(capsys, tmp_path, slice_
     code, out, _ = run(capsys, "kg", "import", tiny, "--store", target)
     assert code == 0
     assert not running.exists() and not running.with_name(running.name + ".lock").exists()
+    assert not (tmp_path / ".store.import.lock").exists()  # removed by the import holding it
     assert not legacy.exists()
     assert recent.is_dir() and (foreign / "draft.txt").read_text() == "keep me"
 
@@ -184,3 +189,94 @@ def test_search_with_a_lone_surrogate(capsys, backend):
     assert out.startswith("Q179051\tKareem Abdul-Jabbar"), out
     code, _, err = run(capsys, "kg", "search", "\udcff\udcfe", *backend)
     assert code == 1 and "no match" in err and "error" not in err, err
+
+
+def test_concurrent_imports_one_succeeds(capsys, tmp_path, slice_path):
+    """Issue 23: two imports into one store, started together, do not both report success;
+    the one that ran leaves a complete store, the other names it and changes nothing."""
+    target = tmp_path / "store"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CREAGRAPH_PROGRESS": "0",
+           "CREAGRAPH_PROPERTY_VECTORS": "0"}  # fmt: skip
+    cmd = [sys.executable, "-m", "creagraph.cli", "kg", "import", str(slice_path), "--store",
+           str(target)]  # fmt: skip
+    procs = [
+        subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 2], results
+    (loser,) = [err for code, _, err in results if code == 2]
+    assert loser.startswith(f"error: {target}: another import into this store is running")
+    assert loser.count("\n") == 1, loser
+    EmbeddedKG(target).close()  # the winner's store opens and checks out
+    assert not list(tmp_path.glob(".store.*"))
+
+
+def test_other_language_is_not_up_to_date(capsys, tmp_path):
+    """Issue 23: `kg import --language fr` over the same files imported in English rebuilds
+    the store with the French texts instead of saying "up to date"."""
+    dump = tmp_path / "two.nt"
+    dump.write_text(TINY + f'<{WD}Q1> <http://www.w3.org/2000/01/rdf-schema#label> "un"@fr .\n')
+    target = tmp_path / "store"
+    assert run(capsys, "kg", "import", dump, "--store", target)[0] == 0
+    code, out, _ = run(capsys, "kg", "import", dump, "--store", target)
+    assert code == 0 and "up to date" in out, out  # same files, same language: reused
+    code, out, _ = run(capsys, "kg", "import", dump, "--store", target, "--language", "fr")
+    assert code == 0 and "up to date" not in out and out.startswith("imported"), out
+    assert json.loads((target / "meta.json").read_text())["language"] == "fr"
+    kg = EmbeddedKG(target)
+    try:
+        assert kg.labels(["Q1"]) == {"Q1": "un"}
+    finally:
+        kg.close()
+
+
+def test_tabs_and_byte_order_mark_accepted(capsys, tmp_path):
+    """Issue 23: N-Triples allows tabs between terms and a UTF-8 byte-order mark."""
+    lines = TINY.replace("> <", ">\t<").replace('> "', '>\t"').replace(" .\n", "\t.\n")
+    assert "\t" in lines and "> <" not in lines
+    dump = tmp_path / "tabs.nt"
+    dump.write_bytes(b"\xef\xbb\xbf" + lines.encode())
+    target = tmp_path / "store"
+    code, out, err = run(capsys, "kg", "import", dump, "--store", target)
+    assert code == 0, err
+    assert "statements: 1" in out, out
+    kg = EmbeddedKG(target)
+    try:
+        assert kg.has_triple("Q1", "P31", "Q5") and kg.labels(["Q1"]) == {"Q1": "one"}
+    finally:
+        kg.close()
+
+
+def test_repeated_lines_dropped_as_read(capsys, tmp_path):
+    """Issue 23: a dump repeating one statement and one alias line 150,000 times each
+    (a few KB compressed) is imported in memory bounded by the reader's buffer, not by
+    the number of repeats (they used to be held until the end: ~900 MB for 4 M copies)."""
+    import bz2
+
+    copies = 150_000
+    statement = f"<{WD}Q7> <http://www.wikidata.org/prop/direct/P31> <{WD}Q5> .\n".encode()
+    alias = f'<{WD}Q7> <http://www.w3.org/2004/02/skos/core#altLabel> "seven"@en .\n'.encode()
+    dump = tmp_path / "repeats.nt.bz2"
+    with bz2.open(dump, "wb") as handle:
+        handle.write(TINY.encode())
+        for _ in range(copies // 10_000):
+            handle.write((statement + alias) * 10_000)
+    assert dump.stat().st_size < 64_000
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, "kg", "import", dump, "--store", tmp_path / "store")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert code == 0, err
+    assert "statements: 2" in out and f"  {copies - 1}\tduplicate statement" in out, out
+    kg = EmbeddedKG(tmp_path / "store")
+    try:
+        assert kg.has_triple("Q7", "P31", "Q5")
+    finally:
+        kg.close()
+    # held whole until the end, these repeats peaked at 34 MB here; the reader's buffer
+    # is 65,536 statements (1.5 MB)
+    assert peak < 12 * 2**20, peak
