@@ -149,8 +149,11 @@ def generate(  # long only for its option declarations; the body parses and call
     )
     from dataclasses import asdict
 
-    from creagraph.core.outdir import claim_output_file
+    from creagraph.core.outdir import check_output_file, claim_output_file
 
+    check_output_file(out, "queries generate")
+    if report is not None:
+        check_output_file(report, "queries generate --report", inputs=[out])
     settings = {"n": n, "seed": seed, "store": str(store) if store else None,
                 "endpoint": endpoint, "config": asdict(config), "llm_model": llm_model}
     kg = open_graph_option(store, endpoint)
