@@ -284,6 +284,27 @@ def open_oxigraph_db(sources: list[Path], db: Path) -> tuple[Any, str]:
         return store, ident
 
 
+class _TimedLines:
+    """A request's input whose line reads (request line, headers) answer HTTP 408 and end
+    the connection when they run past the header deadline (http.server would close it
+    without a reply)."""
+
+    def __init__(self, raw: Any, connection: socket.socket):
+        self._raw, self._connection = raw, connection
+
+    def readline(self, *args: Any) -> bytes:
+        try:
+            return cast(bytes, self._raw.readline(*args))
+        except TimeoutError:
+            with contextlib.suppress(OSError):
+                self._connection.sendall(b"HTTP/1.0 408 Request Timeout\r\nContent-Length: 0"
+                                         b"\r\nConnection: close\r\n\r\n")
+            raise ConnectionAbortedError("request line or headers not complete in time") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 class _Stop(Exception):
     """A result stopped: ``status`` and ``reason`` for the client."""
 
@@ -344,16 +365,13 @@ def make_server(
         def log_message(self, format: str, *args) -> None:  # quiet by default
             return
 
+        def setup(self) -> None:
+            super().setup()
+            self.rfile = cast(Any, _TimedLines(self.rfile, self.connection))
+
         def handle(self) -> None:
             try:
                 super().handle()
-            except TimeoutError:  # the request line or headers did not arrive in time
-                self.close_connection = True
-                with contextlib.suppress(OSError):
-                    self.connection.sendall(
-                        b"HTTP/1.0 408 Request Timeout\r\nContent-Length: 0\r\n"
-                        b"Connection: close\r\n\r\n"
-                    )
             except ConnectionError:
                 self.close_connection = True
 
