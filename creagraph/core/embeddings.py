@@ -380,6 +380,9 @@ class CachedEmbedder:
             rows = self._conn.execute(
                 f"SELECT key, vec FROM vectors WHERE key IN ({marks})", chunk
             ).fetchall()
+            if self._dim is None and rows:  # the length most of them have
+                lengths = [len(b) // 4 for _, b in rows if isinstance(b, bytes)]
+                self._dim = max(set(lengths), key=lengths.count) if lengths else None
             for key, blob in rows:
                 text = by_key[bytes(key)]
                 found[text] = self._checked(text, blob)

@@ -510,7 +510,7 @@ def claim_output_file(
     path = Path(out)
     fp = json.loads(json.dumps(dict(fingerprint))) if fingerprint is not None else None
     _check_not_input(path, inputs)
-    _check_file_is_ours(path, command)
+    _check_file_unless_locked(path, command)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = _lock_file(path, command)
     try:
@@ -538,7 +538,34 @@ def check_output_file(
     """
     path = Path(out)
     _check_not_input(path, inputs)
-    _check_file_is_ours(path, command)
+    _check_file_unless_locked(path, command)
+
+
+def _check_file_unless_locked(path: Path, command: str) -> None:
+    """:func:`_check_file_is_ours`, except that a file another run is writing right now
+    (its lock held, its record not yet written) is reported as that run, not as foreign."""
+    import fcntl
+
+    try:
+        _check_file_is_ours(path, command)
+    except InputError:
+        lock_path = _sidecar(path, "lock")
+        try:
+            fd = os.open(lock_path, os.O_RDWR)
+        except OSError:
+            fd = -1
+        if fd < 0:
+            raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(
+                f"{path}: another `creagraph` run is writing this file "
+                f"({_holder(lock_path)}); wait for it to finish or give another --out"
+            ) from None
+        finally:
+            os.close(fd)
+        raise
 
 
 def _check_not_input(path: Path, inputs: Sequence[str | os.PathLike[str]]) -> None:
