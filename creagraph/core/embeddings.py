@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -380,9 +380,39 @@ class CachedEmbedder:
             rows = self._conn.execute(
                 f"SELECT key, vec FROM vectors WHERE key IN ({marks})", chunk
             ).fetchall()
+            if self._dim is None and rows:  # the length most of them have
+                lengths = [len(b) // 4 for _, b in rows if isinstance(b, bytes)]
+                self._dim = max(set(lengths), key=lengths.count) if lengths else None
             for key, blob in rows:
-                found[by_key[bytes(key)]] = np.frombuffer(blob, dtype=np.float32)
+                text = by_key[bytes(key)]
+                found[text] = self._checked(text, blob)
         return found
+
+    def _checked(self, text: str, blob: Any) -> np.ndarray:
+        """A cached vector, checked: whole float32 values, the length of the others, all
+        finite, unit norm (both embedders normalise; 0 for a text with no tokens)."""
+        from creagraph.core.io import InputError
+
+        problem = None
+        if not isinstance(blob, bytes) or len(blob) == 0 or len(blob) % 4:
+            problem = f"a blob of {len(blob) if isinstance(blob, bytes) else '?'} bytes"
+        else:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            norm = float(np.sqrt(np.dot(vector.astype(np.float64), vector)))
+            if self._dim is not None and vector.shape[0] != self._dim:
+                problem = f"length {vector.shape[0]}, the others {self._dim}"
+            elif not np.isfinite(vector).all():
+                problem = "values that are not finite"
+            elif norm != 0.0 and abs(norm - 1.0) > 1e-2:
+                problem = f"norm {norm:.4g}, not 1"
+            else:
+                if self._dim is None:
+                    self._dim = int(vector.shape[0])
+                return vector
+        raise InputError(
+            f"{self.cache_path}: the cached vector of {text[:60]!r} is damaged ({problem}); "
+            "the cache only holds vectors that can be computed again: delete it and re-run"
+        )
 
     def _add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         with self._conn:
@@ -401,6 +431,13 @@ class CachedEmbedder:
         self.misses += len(missing)
         if missing:
             vectors = self.embedder.encode(missing)
+            if found and self._dim is not None and vectors.shape[1] != self._dim:
+                from creagraph.core.io import InputError
+
+                raise InputError(
+                    f"{self.cache_path}: holds vectors of length {self._dim} under the name "
+                    f"{self.name!r}, but the model gives {vectors.shape[1]}; delete the cache"
+                )
             self._add(missing, vectors)
             for t, v in zip(missing, vectors):
                 found[t] = v
@@ -442,13 +479,17 @@ def _open_cache_tables(
             time.sleep(min(0.02 * 2**attempt, 2.0))
 
 
-def _damaged_cache(path: Path, exc: Exception) -> Exception:
+def _damaged_cache(
+    path: Path, exc: Exception, what: str = "embedding cache", holds: str = "vectors"
+) -> Exception:
+    """The one-line error for a cache file that cannot be used, naming it: a full disk,
+    a lock or a read-only file is said as such, not as damage."""
     from creagraph.core.io import InputError
 
-    if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full...
-        return InputError(f"{path}: the embedding cache cannot be used ({exc})")
+    if isinstance(exc, OSError | sqlite3.OperationalError):  # locked, read-only, disk full
+        return InputError(f"{path}: the {what} cannot be used ({exc})")
     return InputError(
-        f"{path}: not a usable embedding cache ({exc}); it only holds vectors that can be "
+        f"{path}: not a usable {what} ({exc}); it only holds {holds} that can be "
         "computed again: delete it and re-run"
     )
 

@@ -336,7 +336,14 @@ def iter_csv_lines(
     if not p.exists():
         raise InputError(f"{p}: file not found")
     with p.open("rb") as handle:
-        reader = csv.DictReader(_utf8_lines(p, handle))
+        last = [0]  # the file line the csv module is reading (its line_num lags behind)
+
+        def lines() -> Iterator[str]:
+            for number, line in enumerate(_utf8_lines(p, handle), start=1):
+                last[0] = number
+                yield line
+
+        reader = csv.DictReader(lines())
         try:
             header = reader.fieldnames
         except csv.Error as exc:
@@ -356,7 +363,12 @@ def iter_csv_lines(
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise InputError(f"{p}:{reader.line_num}: malformed CSV ({exc})") from None
+                if "field larger than field limit" in str(exc):
+                    raise InputError(
+                        f"{p}:{last[0]}: a cell is longer than {csv.field_size_limit():,} "
+                        "characters (the CSV reader's limit); shorten it or use JSON Lines"
+                    ) from None
+                raise InputError(f"{p}:{last[0]}: malformed CSV ({exc})") from None
             if None in row:
                 n_header = len(reader.fieldnames or [])
                 raise InputError(

@@ -19,14 +19,27 @@ Every command that writes a directory of results (``creagraph score``, ``distinc
   first run; a later run with a different fingerprint is refused with a message naming
   each setting that changed and how to start fresh (a new ``--out``, or ``fresh=True``,
   which deletes only the command's own outputs listed in ``outputs``).
+
+Commands that write one file (``--out scores.jsonl``: ``tig clusters/anchors/score``,
+``judge bt/agreement --out``, ``queries generate/paths``) claim it with
+:func:`claim_output_file`, which applies the same rules to that one file: it is never an
+input, an existing file is replaced only when creagraph made it (a hidden sidecar record
+``.NAME.creagraph-out.json`` beside it holds the command, the settings fingerprint and the
+SHA-256 of the bytes written; a file changed since, or with no record, is refused), and one
+run at a time writes it (``flock`` on ``.NAME.creagraph-out.lock``).
+
+File names made from ids (task ids, model names) go through :func:`id_file_stem`, an
+escaped form that is one-to-one, so ``a/b`` and ``a_b`` never share a file.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
+import shutil
 import socket
 import stat
 import time
@@ -44,6 +57,11 @@ __all__ = [
     "file_identity",
     "fingerprint_changes",
     "check_inputs_outside",
+    "claim_output_file",
+    "check_output_file",
+    "OutputFile",
+    "id_file_stem",
+    "unique_file_stems",
 ]
 
 MARKER_NAME = ".creagraph-out.json"
@@ -125,8 +143,16 @@ def _read_marker(path: Path) -> dict[str, Any]:
     return data
 
 
+def _is_own_temp(name: str) -> bool:
+    """A temporary file of :func:`~creagraph.core.io.atomic_write` for the marker (a
+    concurrent run writing it right now), not a user's file."""
+    return name.startswith(f".{MARKER_NAME}.") and name.endswith(".tmp")
+
+
 def _foreign_entries(path: Path) -> list[str]:
-    return sorted(e.name for e in os.scandir(path) if e.name not in _OWN)
+    return sorted(
+        e.name for e in os.scandir(path) if e.name not in _OWN and not _is_own_temp(e.name)
+    )
 
 
 def _describe(value: Any) -> str:
@@ -198,6 +224,7 @@ def claim_output_dir(
     inputs: Sequence[str | os.PathLike[str]] = (),
     fingerprint: Mapping[str, Any] | None = None,
     fresh: bool = False,
+    rewrite: bool = False,
 ) -> Iterator[Path]:
     """Claim ``out`` for one run of ``creagraph <command>``; see the module docstring.
 
@@ -218,7 +245,12 @@ def claim_output_dir(
         directory holding results of another fingerprint is refused (unless ``fresh``).
         ``None`` for commands that rewrite all their outputs every run.
     fresh : bool
-        Delete the command's previous outputs in ``out`` first (only with a marker).
+        Delete the command's previous outputs in ``out`` first (only with a marker);
+        an output that is a folder (``graphs``) is deleted with its contents.
+    rewrite : bool
+        The command replaces all its outputs every run (``tig build``): a different
+        fingerprint is not refused but recorded in the marker, so the folder always says
+        which settings made what it holds.
 
     Yields
     ------
@@ -240,7 +272,7 @@ def claim_output_dir(
     path.mkdir(parents=True, exist_ok=True)
     fd = _lock(path, command)
     try:
-        _settle_marker(path, command, outputs, new_fp, fresh)
+        _settle_marker(path, command, outputs, new_fp, fresh, rewrite)
         yield path
     finally:
         _unlock(fd)
@@ -276,6 +308,7 @@ def _settle_marker(
     outputs: Sequence[str],
     new_fp: dict[str, Any] | None,
     fresh: bool,
+    rewrite: bool = False,
 ) -> None:
     """Under the lock: refuse results of other settings (unless ``fresh``), delete the old
     outputs when ``fresh``, and (re)write the marker when it is new or changes."""
@@ -283,7 +316,7 @@ def _settle_marker(
     old_fp = marker.get("fingerprint") if marker is not None else None
     if marker is not None and not any((path / name).exists() for name in outputs):
         marker = None  # no results yet (e.g. the last run stopped on a bad input)
-    if marker is not None and new_fp is not None and old_fp != new_fp:
+    if marker is not None and new_fp is not None and old_fp != new_fp and not rewrite:
         changes = fingerprint_changes(old_fp or {}, new_fp)
         if not fresh:
             raise InputError(
@@ -294,9 +327,15 @@ def _settle_marker(
             )
     if fresh and marker is not None:
         for name in outputs:
-            with contextlib.suppress(FileNotFoundError):
-                (path / name).unlink()
-    if marker is None or fresh or (new_fp is None and marker.get("fingerprint") is None):
+            target = path / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+    if marker is None or fresh or marker.get("fingerprint") != new_fp and (
+        rewrite or new_fp is None
+    ):
         _write_marker(path, command, new_fp)
 
 
@@ -324,3 +363,306 @@ def _unlock(fd: int) -> None:
     with contextlib.suppress(OSError):
         fcntl.flock(fd, fcntl.LOCK_UN)
     os.close(fd)
+
+
+# single-file outputs ----------------------------------------------------------------------
+def _sidecar(path: Path, kind: str) -> Path:
+    return path.parent / f".{path.name}.creagraph-out.{kind}"
+
+
+class OutputFile:
+    """A claimed single output file (from :func:`claim_output_file`).
+
+    Write the results to :attr:`path` (atomically, e.g. with
+    :func:`~creagraph.core.io.atomic_write` or ``write_jsonl``) inside the ``with`` block;
+    when the block ends without an error, the sidecar record is (re)written with the
+    SHA-256 of what was written, so the next run knows creagraph made it.
+    """
+
+    def __init__(self, path: Path, command: str, fingerprint: dict[str, Any] | None):
+        self.path = path
+        self.command = command
+        self.fingerprint = fingerprint
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def record(self) -> None:
+        """Write the sidecar record for the file now at :attr:`path` (no-op when none)."""
+        from creagraph import __version__
+
+        if not self.path.is_file():
+            return
+        with atomic_write(_sidecar(self.path, "json")) as handle:
+            json.dump(
+                {
+                    "format": MARKER_FORMAT,
+                    "command": self.command,
+                    "creagraph": __version__,
+                    "file": self.path.name,
+                    "sha256": sha256_file(self.path),
+                    "fingerprint": self.fingerprint,
+                },
+                handle,
+                ensure_ascii=False,
+                indent=1,
+            )
+            handle.write("\n")
+
+
+def _check_file_is_ours(path: Path, command: str) -> None:
+    """Refuse an existing ``path`` that creagraph did not write (or that changed since)."""
+    if not path.exists() and not path.is_symlink():
+        return
+    if path.is_symlink() or not path.is_file():
+        raise InputError(
+            f"{path}: exists and is not a regular file creagraph wrote; refusing to "
+            "replace it. Give another --out"
+        )
+    record_path = _sidecar(path, "json")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(
+            f"{path}: file exists and was not made by creagraph (no record "
+            f"{record_path.name} beside it); refusing to overwrite it. Give another --out, "
+            "or remove the file yourself"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            f"{record_path}: not a readable creagraph output record ({exc}); refusing to "
+            f"overwrite {path.name}. Give another --out"
+        ) from None
+    if not isinstance(record, dict) or record.get("file") != path.name:
+        raise InputError(
+            f"{record_path}: not a creagraph output record for {path.name}; refusing to "
+            "overwrite it. Give another --out"
+        )
+    if record.get("command") != command:
+        raise InputError(
+            f"{path}: holds the output of `creagraph {record.get('command')}`, not of "
+            f"`creagraph {command}`; give another --out"
+        )
+    if record.get("sha256") != sha256_file(path):
+        raise InputError(
+            f"{path}: changed since `creagraph {command}` wrote it (its SHA-256 no longer "
+            f"matches {record_path.name}); refusing to overwrite it. Give another --out, "
+            "or remove the file yourself"
+        )
+
+
+@contextlib.contextmanager
+def claim_output_file(
+    out: str | os.PathLike[str],
+    command: str,
+    *,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+    fingerprint: Mapping[str, Any] | None = None,
+) -> Iterator[OutputFile]:
+    """Claim the single output file ``out`` for one run of ``creagraph <command>``.
+
+    The rules of :func:`claim_output_dir`, for one file:
+
+    - ``out`` is never one of ``inputs`` (same path, hard or symbolic link): refused
+      before anything is read or written;
+    - an existing ``out`` is replaced only when creagraph's record beside it
+      (``.NAME.creagraph-out.json``) says ``command`` wrote it and its bytes have not
+      changed since; a user's file, a folder or a link is refused untouched;
+    - one writer at a time: an exclusive ``flock`` on ``.NAME.creagraph-out.lock``;
+      a second run stops at once naming the holder;
+    - the settings are recorded: ``fingerprint`` (plain JSON values) goes into the
+      record written when the block ends without an error.
+
+    The command writes the whole file every run, so a different fingerprint is recorded,
+    not refused.
+
+    Parameters
+    ----------
+    out : path
+        The output file (its folder is created when missing).
+    command : str
+        The command writing it (``"tig score"``).
+    inputs : sequence of path
+        Files the run reads.
+    fingerprint : mapping, optional
+        Every setting that determines the file's contents.
+
+    Yields
+    ------
+    OutputFile
+        Its ``path`` is where to write; locked until the block ends.
+
+    Raises
+    ------
+    InputError
+        With one line saying what is wrong and what to do.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from creagraph.core.io import write_jsonl
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "scores.jsonl"
+    >>> with claim_output_file(target, "tig score", fingerprint={"--k": 3}) as claimed:
+    ...     _ = write_jsonl(claimed.path, [{"a": 1}])
+    >>> with claim_output_file(target, "tig score") as claimed:  # ours: may be replaced
+    ...     _ = write_jsonl(claimed.path, [{"a": 2}])
+    """
+    path = Path(out)
+    fp = json.loads(json.dumps(dict(fingerprint))) if fingerprint is not None else None
+    _check_not_input(path, inputs)
+    _check_file_unless_locked(path, command)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = _lock_file(path, command)
+    try:
+        _check_file_is_ours(path, command)  # again, under the lock
+        claimed = OutputFile(path, command, fp)
+        yield claimed
+        claimed.record()
+    finally:
+        _unlock(fd)
+
+
+def check_output_file(
+    out: str | os.PathLike[str],
+    command: str,
+    *,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> None:
+    """The checks of :func:`claim_output_file` without claiming: call it before long work
+    so a bad ``--out`` is refused at once (the claim at write time checks again).
+
+    Raises
+    ------
+    InputError
+        When ``out`` is an input or an existing file creagraph did not write.
+    """
+    path = Path(out)
+    _check_not_input(path, inputs)
+    _check_file_unless_locked(path, command)
+
+
+def _check_file_unless_locked(path: Path, command: str) -> None:
+    """:func:`_check_file_is_ours`, except that a file another run is writing right now
+    (its lock held, its record not yet written) is reported as that run, not as foreign."""
+    import fcntl
+
+    try:
+        _check_file_is_ours(path, command)
+    except InputError:
+        lock_path = _sidecar(path, "lock")
+        try:
+            fd = os.open(lock_path, os.O_RDWR)
+        except OSError:
+            fd = -1
+        if fd < 0:
+            raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(
+                f"{path}: another `creagraph` run is writing this file "
+                f"({_holder(lock_path)}); wait for it to finish or give another --out"
+            ) from None
+        finally:
+            os.close(fd)
+        raise
+
+
+def _check_not_input(path: Path, inputs: Sequence[str | os.PathLike[str]]) -> None:
+    try:
+        resolved = path.resolve()
+    except OSError:
+        return
+    for raw in inputs:
+        p = Path(raw)
+        same = False
+        with contextlib.suppress(OSError):
+            same = p.resolve() == resolved or (
+                path.exists() and p.exists() and os.path.samefile(p, path)
+            )
+        if same:
+            raise InputError(
+                f"{p}: this input is also the --out file; writing the results would "
+                "destroy it. Give another --out"
+            )
+
+
+def _lock_file(path: Path, command: str) -> int:
+    import fcntl
+
+    lock_path = _sidecar(path, "lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            raise
+        raise InputError(
+            f"{path}: another `creagraph {command}` run is writing this file "
+            f"({_holder(lock_path)}); wait for it to finish or give another --out"
+        ) from None
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(info).encode(), 0)
+    return fd
+
+
+# file names from ids ------------------------------------------------------------------------
+_STEM_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_MAX_STEM_BYTES = 200
+
+
+def id_file_stem(identifier: str) -> str:
+    """A file name stem for ``identifier`` that no other identifier maps to.
+
+    ASCII letters, digits, ``-`` and ``_`` are kept; every other character (``/``, ``.``,
+    ``%``, spaces, non-ASCII) becomes ``%XX`` per UTF-8 byte, so the mapping is one-to-one
+    and :func:`urllib.parse.unquote` gives the id back. A stem longer than 200 bytes is cut
+    and ends with ``~`` and 16 hex digits of the id's SHA-256 instead.
+
+    Examples
+    --------
+    >>> id_file_stem("a/b"), id_file_stem("a_b"), id_file_stem("a%2Fb")
+    ('a%2Fb', 'a_b', 'a%252Fb')
+    >>> id_file_stem(".."), id_file_stem("")
+    ('%2E%2E', '%')
+    """
+    if identifier == "":
+        return "%"  # unquote("%") == "%" is not "", but no other id maps here: "%" → "%25"
+    parts = []
+    for ch in identifier:
+        if ch in _STEM_SAFE:
+            parts.append(ch)
+        else:
+            parts.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    stem = "".join(parts)
+    if len(stem) > _MAX_STEM_BYTES:
+        digest = hashlib.sha256(identifier.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        stem = f"{stem[: _MAX_STEM_BYTES - 17]}~{digest}"
+    return stem
+
+
+def unique_file_stems(identifiers: Sequence[str], what: str = "id") -> dict[str, str]:
+    """:func:`id_file_stem` of each identifier, refusing two that would share a file on a
+    case-insensitive file system (``"Task"`` and ``"task"``).
+
+    Raises
+    ------
+    InputError
+        Naming both identifiers.
+    """
+    stems: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for identifier in identifiers:
+        stem = id_file_stem(identifier)
+        key = stem.casefold()
+        other = seen.get(key)
+        if other is not None and other != identifier:
+            raise InputError(
+                f"{what}s {other!r} and {identifier!r} would be written to the same file "
+                f"({stem!r} on a case-insensitive file system); rename one of them"
+            )
+        seen[key] = identifier
+        stems[identifier] = stem
+    return stems

@@ -6,7 +6,9 @@ attempt may help (HTTP 429/5xx, a timeout, a dropped connection), or raises anyt
 to stop at once. :func:`with_retries` makes at most ``retries + 1`` attempts and waits
 ``backoff * 2**attempt`` seconds between them — longer when the failure asks for it (a
 server's ``Retry-After``) — and when attempts run out raises the error the caller builds
-from the last failure, chained to it.
+from the last failure, chained to it. A failure marked ``once`` (a request that ran into its
+deadline: it will most likely run into it again) is retried at most once, whatever
+``retries`` allows.
 """
 
 from __future__ import annotations
@@ -32,12 +34,18 @@ class Retry(Exception):
     after : float, optional
         The least number of seconds to wait before the next attempt (a server's
         ``Retry-After``); the backoff is used when it is longer.
+    once : bool
+        A failure of this kind (a timeout) is retried at most once per call of
+        :func:`with_retries`: the second one ends the attempts.
     """
 
-    def __init__(self, cause: BaseException, *, after: float | None = None):
+    def __init__(
+        self, cause: BaseException, *, after: float | None = None, once: bool = False
+    ):
         super().__init__(str(cause))
         self.cause = cause
         self.after = after
+        self.once = once
 
 
 def with_retries(
@@ -91,8 +99,19 @@ def with_retries(
     Traceback (most recent call last):
     ...
     RuntimeError: giving up: refused
+    >>> calls.clear()
+    >>> def slow(i):
+    ...     calls.append(i)
+    ...     raise Retry(TimeoutError("no response within 60 s"), once=True)
+    >>> with_retries(slow, retries=4, backoff=0.0, sleep=waits.append, give_up=RuntimeError)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no response within 60 s
+    >>> calls  # a timed-out request is retried once, not four times
+    [0, 1]
     """
     last: BaseException | None = None
+    once_failed = 0
     for i in range(retries + 1):
         try:
             return attempt(i)
@@ -101,6 +120,9 @@ def with_retries(
             wait = backoff * (2**i)
             if failed.after is not None:
                 wait = max(wait, failed.after)
-        if i < retries:
+            once_failed += failed.once
+        if i < retries and once_failed < 2:
             sleep(wait)
+        else:
+            break
     raise give_up(last) from last

@@ -105,13 +105,29 @@ def _warnings_as_lines() -> Iterator[None]:
                     typer.echo(text, err=True)
 
 
-def _write_out(out: Path | None, rows: list[dict[str, Any]], as_json: bool) -> None:
-    """``--out``: also write the table, and say so unless printing JSON."""
+def _check_out(out: Path | None, command: str, path: Path) -> None:
+    """Refuse a bad ``--out`` (the input itself, a file creagraph did not write) at once."""
+    from creagraph.core.outdir import check_output_file
+
+    if out is not None:
+        check_output_file(out, command, inputs=[path])
+
+
+def _write_out(out: Path | None, rows: list[dict[str, Any]], as_json: bool,
+               command: str = "judge", path: Path | None = None,
+               settings: dict[str, Any] | None = None) -> None:
+    """``--out``: also write the table (claimed: :func:`creagraph.core.outdir.
+    claim_output_file`), and say so unless printing JSON."""
     if out is None:
         return
+    from creagraph.core.outdir import claim_output_file, file_identity
     from creagraph.judgments.hcb_io import write_table
 
-    write_table(out, rows)
+    fingerprint = {**(settings or {}),
+                   "input": file_identity(path) if path is not None else None}
+    with claim_output_file(out, command, inputs=[path] if path is not None else [],
+                           fingerprint=fingerprint):
+        write_table(out, rows)
     if not as_json:
         typer.echo(f"wrote {out}")
 
@@ -252,6 +268,7 @@ def bt_cmd(
     columns = {"left": left, "right": right, "winner": winner, "weight": weight,
                "left_empty": left_empty, "right_empty": right_empty, "rater": rater,
                "prompt": prompt}
+    _check_out(out, "judge bt", path)
     rows = _read(path)
     if by:
         _column(path, rows, by, "--by")
@@ -275,7 +292,10 @@ def bt_cmd(
     _print_table(board, cols, as_json)
     if not as_json:
         typer.echo("\n" + "\n".join(footers))
-    _write_out(out, board, as_json)
+    _write_out(out, board, as_json, "judge bt", path,
+               {**columns, "ties": ties.value, "alpha": alpha, "bootstrap": bootstrap,
+                "ci": ci, "seed": seed, "cluster": cluster.value, "by": by,
+                "across_components": across_components, "sequential_elo": sequential})
 
 
 def _by_groups(rows: list[dict[str, Any]], comps: Any, by: str | None) -> list[tuple[str, Any]]:
@@ -340,6 +360,7 @@ def agreement_cmd(
     from creagraph.judgments.agreement import agreement_statistics, rating_labels
     from creagraph.judgments.comparisons import RecordError
 
+    _check_out(out, "judge agreement", path)
     rows = _read(path)
     for name, what in ((unit, "unit"), (rater, "rater"), (value, "value")):
         _column(path, rows, name, what)
@@ -355,7 +376,9 @@ def agreement_cmd(
         _check_magnitudes(path, rows, value)
     results = agreement_statistics(labels, level=level.value, ties_correction=ties_correction)
     _print_table(results, ["statistic", "value", "n", "note"], as_json)
-    _write_out(out, results, as_json)
+    _write_out(out, results, as_json, "judge agreement", path,
+               {"unit": unit, "rater": rater, "value": value, "level": level.value,
+                "ties_correction": ties_correction})
 
 
 #: columns that `judge swap` will not silently pool over
@@ -426,13 +449,22 @@ def hcb_report_cmd(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Per domain × phase tables (CSV) and a convergence summary (convergence.md)."""
-    from creagraph.judgments.hcb import hcb_report, read_hcb, write_hcb_report
+    from creagraph.core.outdir import claim_output_dir, file_identity
+    from creagraph.judgments.hcb import TABLES, hcb_report, read_hcb, write_hcb_report
+    from creagraph.judgments.hcb_io import HCB_FILES
 
-    data = read_hcb(directory)
-    with _warnings_as_lines():
-        report = hcb_report(data, ties=ties.value, alpha=alpha, n_bootstrap=bootstrap,
-                            cluster=cluster.value, seed=seed, show_progress=True)
-    written = write_hcb_report(report, out)
+    inputs = [directory / name for name in HCB_FILES.values()]
+    settings = {"ties": ties.value, "alpha": alpha, "bootstrap": bootstrap,
+                "cluster": cluster.value, "seed": seed,
+                "inputs": [file_identity(p) for p in inputs]}
+    with claim_output_dir(out, "judge hcb-report", [f"{t}.csv" for t in TABLES]
+                          + ["convergence.md"], inputs=inputs, fingerprint=settings,
+                          fresh=True):
+        data = read_hcb(directory)
+        with _warnings_as_lines():
+            report = hcb_report(data, ties=ties.value, alpha=alpha, n_bootstrap=bootstrap,
+                                cluster=cluster.value, seed=seed, show_progress=True)
+        written = write_hcb_report(report, out)
     typer.echo(report.summary)
     typer.echo(f"wrote {len(written)} files to {out}")
 
@@ -464,8 +496,14 @@ def hcb_synth_cmd(
     if out is None:
         raise typer.BadParameter("give the output directory with --out", param_hint="--out")
     extra = disjoint_design() if disjoint else {}
+    from creagraph.core.outdir import claim_output_dir
+    from creagraph.judgments.hcb_io import HCB_FILES
+
     data, truth = generate_hcb(seed=seed, prompts_per_cell=prompts_per_cell, **extra)
-    write_hcb(data, out)
+    with claim_output_dir(out, "judge hcb-synth", list(HCB_FILES.values()), rewrite=True,
+                          fingerprint={"seed": seed, "prompts_per_cell": prompts_per_cell,
+                                       "disjoint_models": disjoint}):
+        write_hcb(data, out)
     typer.echo(
         f"wrote {out}: {len(data.prompts)} prompts, {len(data.pairwise)} comparisons, "
         f"{len(data.scalar)} scalar ratings\ntrue order: {', '.join(truth.rank_order())}\n"

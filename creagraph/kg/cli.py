@@ -267,8 +267,36 @@ def serve(
             "client names; refused by default.",
         ),
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Also answer requests whose Host/Origin names "
+                     "this host (repeatable); default: loopback names only."),
+    ] = None,
+    query_timeout: Annotated[
+        float, typer.Option(help="Seconds a query may run (HTTP 503 after).")
+    ] = 30.0,
+    max_result_mb: Annotated[
+        float, typer.Option(help="Largest result in MiB (HTTP 413 beyond).")
+    ] = 64.0,
+    max_request_kb: Annotated[
+        float, typer.Option(help="Largest request body in KiB (HTTP 413 beyond).")
+    ] = 1024.0,
 ) -> None:
-    """Serve N-Triples files over the SPARQL 1.1 protocol (Oxigraph), for local use."""
+    """Serve N-Triples files over the SPARQL 1.1 protocol (Oxigraph), for local use.
+
+    --db keeps the loaded store for the next start: it is reused only for the same
+    source files (same contents); a folder loaded from other sources, or a user's
+    non-empty folder, is refused.
+    """
+    from creagraph.kg.server import Limits
     from creagraph.kg.server import serve as run
 
-    run(list(sources), db=db, host=host, port=port, allow_federated=allow_federated)
+    for name, value in (("--query-timeout", query_timeout), ("--max-result-mb", max_result_mb),
+                        ("--max-request-kb", max_request_kb)):
+        if not value > 0:
+            raise InputError(f"{name} must be a positive number, not {value}")
+    limits = Limits(query_timeout=query_timeout, max_result_bytes=int(max_result_mb * 2**20),
+                    max_request_bytes=int(max_request_kb * 2**10),
+                    allow_hosts=tuple(allow_host or ()))
+    run(list(sources), db=db, host=host, port=port, allow_federated=allow_federated,
+        limits=limits)

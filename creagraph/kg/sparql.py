@@ -6,7 +6,8 @@ validated id (``Q…``/``P…``) or a string escaped by :func:`sparql_string`.
 
 Politeness (SPEC §2): a descriptive User-Agent, a per-query timeout, bounded retries with
 exponential backoff on HTTP 429/5xx and network timeouts (``Retry-After`` honoured), and an
-on-disk response cache keyed by endpoint and query text.
+on-disk response cache keyed by endpoint and query text, whose answers are reused only while
+the endpoint declares the same dataset identity, or (no identity) for ``cache_ttl`` seconds.
 
 Robustness: each request has a total deadline (connection, headers and body together: an
 endpoint that trickles bytes cannot hold a run) and a response size cap (one that streams
@@ -79,6 +80,12 @@ class SparqlError(RuntimeError):
 
 #: Default total seconds per request (``$CREAGRAPH_SPARQL_TIMEOUT`` overrides).
 DEFAULT_TIMEOUT = 60.0
+#: Default age (seconds) after which a cached response of an endpoint that declares no
+#: dataset identity is fetched again (``$CREAGRAPH_SPARQL_CACHE_TTL`` overrides).
+DEFAULT_CACHE_TTL = 86400.0
+#: Response header by which an endpoint (``creagraph kg serve``) names the data it serves;
+#: a cached response is reused only while the endpoint names the same data.
+DATASET_HEADER = "X-Creagraph-Dataset"
 #: Default largest response, in MiB (``$CREAGRAPH_SPARQL_MAX_MB`` overrides).
 DEFAULT_MAX_MB = 256.0
 _ACCEPT = "application/sparql-results+json, application/json;q=0.9"
@@ -104,9 +111,11 @@ def _setting(value: float | None, env: str, default: float, name: str) -> float:
 class _Failed(Exception):
     """One attempt failed: ``last`` says how; ``retry`` whether another attempt may help."""
 
-    def __init__(self, last: str, *, retry: bool = True, retry_after: float | None = None):
+    def __init__(self, last: str, *, retry: bool = True, retry_after: float | None = None,
+                 timed_out: bool = False):
         super().__init__(last)
         self.last, self.retry, self.retry_after = last, retry, retry_after
+        self.timed_out = timed_out  # retried at most once (core.retry.Retry.once)
 
 
 #: How :func:`sparql_string` writes characters a SPARQL string cannot hold as they are: the
@@ -234,44 +243,57 @@ def _accent_insensitive(token: str) -> str:
 
 
 class _ResponseCache:
-    """Successful responses by key; a damaged or foreign file is an :class:`InputError`
-    naming it (it only holds answers that can be fetched again)."""
+    """Successful responses by key, each with when it was stored and the dataset identity
+    the endpoint declared (``X-Creagraph-Dataset``); a damaged or foreign file is an
+    :class:`InputError` naming it (it only holds answers that can be fetched again)."""
 
     def __init__(self, path: Path):
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._damaged(exc) from exc
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
+            # v2: the v1 table (key, body) had no age nor dataset; its rows are never read.
             self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key BLOB PRIMARY KEY, body TEXT NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS responses_v2 (key BLOB PRIMARY KEY, "
+                "body TEXT NOT NULL, stored REAL NOT NULL, dataset TEXT)"
             )
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._damaged(exc) from exc
 
     def _damaged(self, exc: Exception) -> InputError:
-        if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, disk full...
+        if isinstance(exc, OSError | sqlite3.OperationalError):  # locked, read-only, full
             return InputError(f"{self.path}: the SPARQL response cache cannot be used ({exc})")
         return InputError(
             f"{self.path}: not a usable SPARQL response cache ({exc}); it only holds answers "
             "that can be fetched again: delete it and re-run"
         )
 
-    def get(self, key: bytes) -> Any | None:
+    def get(self, key: bytes) -> tuple[Any, float, str | None] | None:
+        """``(response, stored at (epoch seconds), dataset identity or None)``."""
         try:
             row = self._conn.execute(
-                "SELECT body FROM responses WHERE key = ?", (key,)
+                "SELECT body, stored, dataset FROM responses_v2 WHERE key = ?", (key,)
             ).fetchone()
-            return json.loads(row[0]) if row else None
+            if not row:
+                return None
+            value = json.loads(row[0])
         except (sqlite3.DatabaseError, ValueError) as exc:
             raise self._damaged(exc) from exc
+        if not isinstance(value, dict) or not isinstance(row[1], int | float):
+            raise self._damaged(ValueError("a cached response is not SPARQL JSON results"))
+        return value, float(row[1]), row[2]
 
-    def put(self, key: bytes, value: Any) -> None:
+    def put(self, key: bytes, value: Any, dataset: str | None) -> None:
         try:
             with self._conn:
                 self._conn.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, json.dumps(value))
+                    "INSERT OR REPLACE INTO responses_v2 VALUES (?, ?, ?, ?)",
+                    (key, json.dumps(value), time.time(), dataset),
                 )
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from exc
@@ -323,7 +345,13 @@ class SparqlKG(NameSearch):
         A ``Retry-After`` longer than this (seconds) fails at once instead of waiting.
     cache : bool or path
         ``True`` (default): cache responses in ``default_cache_dir()/sparql.sqlite``;
-        a path: use that file; ``False``: no cache.
+        a path: use that file; ``False``: no cache. A cached response is reused only
+        while the endpoint declares the same dataset identity (``X-Creagraph-Dataset``,
+        sent by ``creagraph kg serve``), or, from an endpoint that declares none, while
+        it is younger than ``cache_ttl``.
+    cache_ttl : float, optional
+        Seconds a cached response of an endpoint without a dataset identity stays valid
+        (default ``$CREAGRAPH_SPARQL_CACHE_TTL``, else one day; 0: never reused).
     search_mode : {"auto", "scan", "exact", "entitysearch", "prefix"}
         ``scan`` finds labels case-insensitively with a ``CONTAINS`` filter (fine on a
         local server, too slow for all of Wikidata); ``exact`` only looks up exact label
@@ -360,6 +388,7 @@ class SparqlKG(NameSearch):
         search_mode: str = "auto",
         language: str = "en",
         sleep: Callable[[float], None] = time.sleep,
+        cache_ttl: float | None = None,
     ):
         parsed = urlparse(endpoint)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -404,7 +433,22 @@ class SparqlKG(NameSearch):
             self._cache = _ResponseCache(Path(cache))
         else:
             self._cache = None
+        env_ttl = os.environ.get("CREAGRAPH_SPARQL_CACHE_TTL")
+        if cache_ttl is None and env_ttl is not None:
+            try:
+                cache_ttl = float(env_ttl)
+            except ValueError:
+                cache_ttl = -1.0
+        self.cache_ttl = DEFAULT_CACHE_TTL if cache_ttl is None else cache_ttl
+        if not (self.cache_ttl >= 0 and math.isfinite(self.cache_ttl)):
+            raise InputError(
+                f"CREAGRAPH_SPARQL_CACHE_TTL / cache_ttl must be a number of seconds >= 0, not "
+                f"{env_ttl if cache_ttl is None else cache_ttl!r}"
+            )
         self.requests_sent = 0
+        self._attempts_made = 0
+        self._local = threading.local()  # the dataset header of this thread's last answer
+        self._dataset: tuple[str | None] | None = None  # the endpoint's, once asked
         self._inverse = inverse_labels()
 
     # -- transport -------------------------------------------------------------------
@@ -413,12 +457,30 @@ class SparqlKG(NameSearch):
         key = hashlib.sha256(f"{self.endpoint}\x00{query}".encode()).digest()
         if self._cache is not None:
             hit = self._cache.get(key)
-            if hit is not None:
-                return hit
+            if hit is not None and self._still_valid(hit[1], hit[2]):
+                return hit[0]
+        self._local.dataset = None
         result = self._send(query)
         if self._cache is not None:
-            self._cache.put(key, result)
+            self._cache.put(key, result, self._local.dataset)
         return result
+
+    def _still_valid(self, stored: float, dataset: str | None) -> bool:
+        """Whether a cached answer still holds: stored while the endpoint named the dataset
+        it names now, or (an endpoint that names none) younger than ``cache_ttl``."""
+        if dataset is not None:
+            return self.dataset_identity() == dataset
+        return time.time() - stored <= self.cache_ttl
+
+    def dataset_identity(self) -> str | None:
+        """The identity the endpoint declares for the data it serves (the
+        ``X-Creagraph-Dataset`` header of ``creagraph kg serve``), asked once per client
+        with ``ASK {}``; ``None`` when it declares none."""
+        if self._dataset is None:
+            self._local.dataset = None
+            self._send("ASK {}")
+            self._dataset = (self._local.dataset,)
+        return self._dataset[0]
 
     def _send(self, query: str) -> dict[str, Any]:
         """The results of ``query``, retried with backoff (:func:`.with_retries`)."""
@@ -428,8 +490,11 @@ class SparqlKG(NameSearch):
             backoff=self.backoff,
             sleep=self._sleep,
             give_up=lambda last: SparqlError(
-                f"{self.endpoint}: giving up after {self.retries + 1} attempts "
-                f"(retries={self.retries}); last: {getattr(last, 'last', 'nothing sent')}"
+                f"{self.endpoint}: giving up after {self._attempts_made} attempts "
+                f"(retries={self.retries}"
+                + ("; a query that timed out is retried once" if getattr(last, "timed_out",
+                                                                         False) else "")
+                + f"); last: {getattr(last, 'last', 'nothing sent')}"
             ),
         )
 
@@ -456,7 +521,8 @@ class SparqlKG(NameSearch):
                     f"asks to wait {exc.retry_after:.0f} s (Retry-After), more than "
                     f"max_retry_after={self.max_retry_after:g} s"
                 ) from exc
-            raise Retry(exc, after=exc.retry_after) from exc
+            self._attempts_made = attempt + 1
+            raise Retry(exc, after=exc.retry_after, once=exc.timed_out) from exc
 
     def _connection(self) -> tuple[http.client.HTTPConnection, str]:
         """A connection to the endpoint (through a proxy from the environment, if one is
@@ -516,20 +582,21 @@ class SparqlKG(NameSearch):
             )
             response = conn.getresponse()
             answered = True
+            self._local.dataset = response.getheader(DATASET_HEADER)
             self._check_status(response)
             body = self._read_body(response)
             if expired.is_set():
-                raise _Failed(self._late(answered))
+                raise _Failed(self._late(answered), timed_out=True)
             if response.length:  # the connection ended before the declared Content-Length
                 raise http.client.IncompleteRead(b"", response.length)
             return body
         except _Failed:
             raise
         except TimeoutError as exc:
-            raise _Failed(self._late(answered)) from exc
+            raise _Failed(self._late(answered), timed_out=True) from exc
         except (OSError, http.client.HTTPException, ValueError) as exc:
             if expired.is_set():
-                raise _Failed(self._late(answered)) from exc
+                raise _Failed(self._late(answered), timed_out=True) from exc
             raise _Failed(f"connection dropped ({type(exc).__name__}: {exc})") from exc
         finally:
             if timer is not None:
@@ -545,7 +612,7 @@ class SparqlKG(NameSearch):
         try:
             conn.connect()
         except TimeoutError as exc:
-            raise _Failed(f"no response within {self.timeout:g} s") from exc
+            raise _Failed(f"no response within {self.timeout:g} s", timed_out=True) from exc
         except OSError as exc:
             raise _Failed(f"network error ({exc})") from exc
         sock = conn.sock

@@ -8,6 +8,7 @@ module-level ``…Opt`` aliases below.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -156,13 +157,27 @@ def generate(  # long only for its option declarations; the body parses and call
         min_source_quality=min_source_quality,
         balance=balance,
     )
+    from dataclasses import asdict
+
+    from creagraph.core.outdir import check_output_file, claim_output_file
+
+    check_output_file(out, "queries generate")
+    if report is not None:
+        check_output_file(report, "queries generate --report", inputs=[out])
+    settings = {"n": n, "seed": seed, "store": str(store) if store else None,
+                "endpoint": endpoint, "config": asdict(config), "llm_model": llm_model}
     kg = open_graph_option(store, endpoint)
-    try:
-        result = generate_query_file(
-            kg, out, n, seed, config, client=client, report=report, show_progress=True
-        )
-    except EmptySelectionError as exc:
-        raise InputError(str(exc)) from exc
+    with contextlib.ExitStack() as claims:
+        claims.enter_context(claim_output_file(out, "queries generate", fingerprint=settings))
+        if report is not None:
+            claims.enter_context(claim_output_file(report, "queries generate --report",
+                                                   inputs=[out], fingerprint=settings))
+        try:
+            result = generate_query_file(
+                kg, out, n, seed, config, client=client, report=report, show_progress=True
+            )
+        except EmptySelectionError as exc:
+            raise InputError(str(exc)) from exc
     _echo_generated(result, out, n, rewritten=client is not None)
 
 
@@ -196,6 +211,7 @@ def paths(
     mode: ModeOpt = Mode.paper,
 ) -> None:
     """Enumerate each query's graph paths and report strong paths and the ceiling utility."""
+    from creagraph.core.outdir import check_output_file, claim_output_file, file_identity
     from creagraph.querygen.oracle import (
         OracleBudget,
         oracle_summary,
@@ -203,13 +219,18 @@ def paths(
         write_oracle_records,
     )
 
+    check_output_file(out, "queries paths", inputs=[queries])
     records = read_query_records(queries)
     kg = open_graph_option(store, endpoint)
     budget = OracleBudget(max_paths=max_paths, max_expansions=max_expansions, max_scored=max_scored)
-    rows = write_oracle_records(
-        kg, records, out, k=k, budget=budget, mode=Mode(mode).value, list_paths=list_paths,
-        show_progress=True,
-    )  # fmt: skip
+    settings = {"queries": file_identity(queries), "k": k, "store": str(store) if store else None,
+                "endpoint": endpoint, "max_paths": max_paths, "max_expansions": max_expansions,
+                "max_scored": max_scored, "list_paths": list_paths, "mode": Mode(mode).value}
+    with claim_output_file(out, "queries paths", inputs=[queries], fingerprint=settings):
+        rows = write_oracle_records(
+            kg, records, out, k=k, budget=budget, mode=Mode(mode).value, list_paths=list_paths,
+            show_progress=True,
+        )  # fmt: skip
     for line in oracle_summary(rows):
         typer.echo(line)
     typer.echo(f"wrote {len(rows)} oracle records to {out}")

@@ -142,18 +142,27 @@ class GroundingCache:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
-        from creagraph.core.embeddings import _damaged_cache, _open_cache_tables, default_cache_dir
+        from creagraph.core.embeddings import _open_cache_tables, default_cache_dir
 
         self.path = Path(path) if path else default_cache_dir() / "grounding.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
         self._lock = threading.Lock()
         self.hits = self.misses = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
+        except (OSError, sqlite3.Error) as exc:
+            raise self._error(exc) from exc
         try:
             _open_cache_tables(self._conn, table=_TABLE)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise _damaged_cache(self.path, exc) from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Exception) -> Exception:
+        """The error naming this file: a full disk or a lock says so, damage says delete."""
+        from creagraph.core.embeddings import _damaged_cache
+
+        return _damaged_cache(self.path, exc, "grounding cache", "verdicts")
 
     @staticmethod
     def key(context: str, triple: tuple[str, ...], ids: tuple[Any, ...]) -> bytes:
@@ -168,22 +177,29 @@ class GroundingCache:
 
     def get(self, key: bytes) -> Any:
         """What :meth:`put` stored under ``key``, or ``None``."""
-        with self._lock:
-            query = "SELECT verdict FROM verdicts WHERE key = ?"
-            row = self._conn.execute(query, (key,)).fetchone()
-        if row is None:
-            self.misses += 1
-            return None
+        try:
+            with self._lock:
+                query = "SELECT verdict FROM verdicts WHERE key = ?"
+                row = self._conn.execute(query, (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            value = json.loads(row[0])
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            raise self._error(exc) from exc
         self.hits += 1
-        return json.loads(row[0])
+        return value
 
     def put(self, key: bytes, fields: Mapping[str, Any] | list) -> None:
         """Store a verdict's fields (or a mention's links, as a list) under ``key``."""
         text = json.dumps(fields, ensure_ascii=False)
-        with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", (key, text)
-            )
+        try:
+            with self._lock, self._conn:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", (key, text)
+                )
+        except sqlite3.DatabaseError as exc:  # "database or disk is full" is not damage
+            raise self._error(exc) from exc
 
     def close(self) -> None:
         self._conn.close()

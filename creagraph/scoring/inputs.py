@@ -243,6 +243,8 @@ def answer_rows(
             or next((str(record[f]) for f in _MODEL_FIELDS if record.get(f)), None)
             or _model_from_filename(path)
         )
+        # "gpt-4o" and "gpt-4o " are one model, not two leaderboard rows
+        name = " ".join(name.split()) if name else name
         if not name:
             raise InputError(f"{where}: no model name (give a model name or a 'model' column)")
         index = record.get("index")

@@ -601,6 +601,14 @@ class _ModelColumns:
             number = _number(value)
             if number is not None:
                 self.values[name].append(number)
+            elif value is not None and name.startswith("s_"):
+                # dropped from the mean while n_queries counts it: a silently wrong mean
+                raise InputError(
+                    f"query {q.get('query_key', q.get('index'))!r} of model "
+                    f"{q.get('model')!r}: utility {name} is {value!r}, not a number (damaged "
+                    "vectors or scores); the summary would leave it out of the mean while "
+                    "counting the query. Re-score it (creagraph score --fresh)"
+                )
 
     def row(self, model: str, ceiling: bool) -> dict[str, Any]:
         """The model's summary row (with the ceiling columns when ``ceiling``)."""

@@ -174,6 +174,29 @@ class _Shared:
         return _extractor(self.extractor, self.atoms, self.llm_base_url, self.llm_model,
                           _key(self.llm_api_key, self.llm_api_key_env))
 
+    def inputs(self, responses: Path | None) -> list[Path]:
+        """The files this run reads (``responses``, ``--atoms``), never to be written."""
+        return [p for p in (responses, self.atoms) if p is not None]
+
+    def fingerprint(self, responses: Path | None, **own: Any) -> dict[str, Any]:
+        """Every setting behind the outputs (no API key), with the input files' identity,
+        for the output record (:mod:`creagraph.core.outdir`)."""
+        from dataclasses import asdict
+        from enum import Enum
+
+        from creagraph.core.outdir import file_identity
+
+        def plain(value: Any) -> Any:
+            if isinstance(value, Enum):
+                return value.value
+            return str(value) if isinstance(value, Path) else value
+
+        values = {k: plain(v) for k, v in {**asdict(self), **own}.items()
+                  if k not in ("llm_api_key", "llm_api_key_env", "atoms")}
+        values["responses"] = file_identity(responses) if responses is not None else None
+        values["atoms"] = file_identity(self.atoms) if self.atoms is not None else None
+        return values
+
     def config(self) -> TigConfig:
         """The pipeline parameters these options set (the others keep their defaults)."""
         return TigConfig(
@@ -338,21 +361,32 @@ def _write_table_atoms(path: Path, tables: dict[str, Any]) -> tuple[int, int]:
 def _write_graphs(out: Path, tables: dict[str, Any], config: TigConfig,
                   graph_format: GraphFormat) -> list[dict[str, Any]]:
     """Each task's Typed Idea Graph in ``out/graphs``; returns the canonical atom rows."""
+    import shutil
+
+    from creagraph.core.outdir import unique_file_stems
     from creagraph.core.progress import progress
     from creagraph.tig.graph import write_graph_json, write_graphml
     from creagraph.tig.population import build_population
 
+    stems = unique_file_stems(list(tables), "task id")  # escaped: "a/b" and "a_b" differ
     canonical_rows: list[dict[str, Any]] = []
-    (out / "graphs").mkdir(exist_ok=True)
+    # A new folder replaces the last run's whole, so no graph of other settings stays.
+    new, old = out / ".graphs.new", out / ".graphs.old"
+    for leftover in (new, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    new.mkdir()
     for task_id, table in progress(tables.items(), total=len(tables), desc="graphs",
                                    unit="task"):
         pop = build_population(table, None, config)
         canonical_rows.extend(c.to_dict() for c in pop.canonical)
-        stem = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in task_id)
         if graph_format in (GraphFormat.graphml, GraphFormat.both):
-            write_graphml(pop, out / "graphs" / f"{stem}.graphml")
+            write_graphml(pop, new / f"{stems[task_id]}.graphml")
         if graph_format in (GraphFormat.json, GraphFormat.both):
-            write_graph_json(pop, out / "graphs" / f"{stem}.json")
+            write_graph_json(pop, new / f"{stems[task_id]}.json")
+    if (out / "graphs").exists():
+        (out / "graphs").rename(old)
+    new.rename(out / "graphs")
+    shutil.rmtree(old, ignore_errors=True)
     return canonical_rows
 
 
@@ -369,14 +403,17 @@ def build(
 ) -> None:
     """Extract atoms, canonicalise them and write each task's Typed Idea Graph."""
     from creagraph.core.io import write_jsonl
+    from creagraph.core.outdir import claim_output_dir
 
-    population = shared.load(responses)
-    config = shared.config()
-    tables = _tables(shared, population)
-    out.mkdir(parents=True, exist_ok=True)
-    n_responses, n_atoms = _write_table_atoms(out / "atoms.jsonl", tables)
-    canonical_rows = _write_graphs(out, tables, config, graph_format)
-    write_jsonl(out / "canonical.jsonl", canonical_rows)
+    with claim_output_dir(out, "tig build", ["atoms.jsonl", "canonical.jsonl", "graphs"],
+                          inputs=shared.inputs(responses), rewrite=True,
+                          fingerprint=shared.fingerprint(responses, graph_format=graph_format)):
+        population = shared.load(responses)
+        config = shared.config()
+        tables = _tables(shared, population)
+        n_responses, n_atoms = _write_table_atoms(out / "atoms.jsonl", tables)
+        canonical_rows = _write_graphs(out, tables, config, graph_format)
+        write_jsonl(out / "canonical.jsonl", canonical_rows)
     typer.echo(
         f"{n_responses} responses, {n_atoms} atoms, "
         f"{len(canonical_rows)} canonical atoms, {len(tables)} graphs → {out}"
@@ -418,8 +455,10 @@ def clusters(
 ) -> None:
     """Per-type clusters with ClichéScore, coverage, centrality and convergence."""
     from creagraph.core.io import write_jsonl
+    from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.core.progress import progress
 
+    check_output_file(out, "tig clusters", inputs=shared.inputs(responses))
     population = shared.load(responses)
     config = shared.config()
     tables = _tables(shared, population)
@@ -433,7 +472,9 @@ def clusters(
                 row["comparison_key"] = pop.comparison_key
                 row["n_reference_responses"] = pop.n_responses
                 rows.append(row)
-    write_jsonl(out, rows)
+    with claim_output_file(out, "tig clusters", inputs=shared.inputs(responses),
+                           fingerprint=shared.fingerprint(responses, pair=pair)):
+        write_jsonl(out, rows)
     if not rows:
         _warn("no clusters written: every task was skipped or had no atoms")
     typer.echo(f"{len(rows)} clusters over {len(tables)} task(s) → {out}")
@@ -512,10 +553,12 @@ def anchors(
 ) -> None:
     """Checklist anchors, leave-two-models-out per model pair (or whole population)."""
     from creagraph.core.io import InputError
+    from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.tig.anchors import write_anchors
 
     if min_models < 1:
         raise InputError("--min-models must be at least 1")
+    check_output_file(out, "tig anchors", inputs=shared.inputs(responses))
     population = shared.load(responses)
     population_config = shared.config()
     pairs = _pairs(pair)
@@ -535,7 +578,11 @@ def anchors(
         _warn(f"task {task_id!r} skipped: {reason}")
     for note, count in sorted(notes.items()):
         _warn(f"{count} comparison(s) without anchors: {note}")
-    write_anchors(out, found)
+    with claim_output_file(out, "tig anchors", inputs=shared.inputs(responses),
+                           fingerprint=shared.fingerprint(
+                               responses, pair=pair, whole_population=whole_population,
+                               top_k=top_k, min_models=min_models, concept=concept)):
+        write_anchors(out, found)
     if not found:
         _warn("no anchors written"
               + (f": all {len(skipped)} task(s) skipped" if skipped and not comparisons else ""))
@@ -564,12 +611,14 @@ def score(
 ) -> None:
     """Novelty of every response against the other models' responses (SPEC §4.10)."""
     from creagraph.core.io import InputError
+    from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.tig.score import score_tables, write_scores
 
     try:
         score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
+    check_output_file(out, "tig score", inputs=shared.inputs(responses))
     population = shared.load(responses)
     config = shared.config()
     tables = _tables(shared, population, concept)
@@ -581,7 +630,11 @@ def score(
     if not run.scores:
         raise InputError(f"no response could be scored: all {len(run.skipped)} task(s) have "
                          "a single model")
-    write_scores(out, run.scores)
+    with claim_output_file(out, "tig score", inputs=shared.inputs(responses),
+                           fingerprint=shared.fingerprint(
+                               responses, concept=concept, neighbour_share=neighbour_share,
+                               cliche_weight=cliche_weight)):
+        write_scores(out, run.scores)
     typer.echo(f"{len(run.scores)} responses scored over {len(tables) - len(run.skipped)} "
                f"task(s)" + (f", {len(run.skipped)} skipped" if run.skipped else "")
                + f" → {out}")

@@ -3,7 +3,11 @@ import socket
 import numpy as np
 import pytest
 
-from creagraph.core.embeddings import CachedEmbedder, SentenceTransformerEmbedder
+from creagraph.core.embeddings import (
+    CachedEmbedder,
+    HashingEmbedder,
+    SentenceTransformerEmbedder,
+)
 
 
 def test_real_minilm_offline(monkeypatch, tmp_path):
@@ -85,3 +89,31 @@ def test_processes_opening_a_new_cache_at_once_all_succeed(tmp_path):
         with ctx.Pool(n) as pool:
             shapes = pool.map(_open_and_encode, [(tmp_path / "e.sqlite", barrier)] * n)
     assert shapes == [(3, 16)] * n
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda v: v[:-1].tobytes(), "length 15, the others 16"),
+        (lambda v: v.tobytes()[:-2], "a blob of 62 bytes"),
+        (lambda v: (v * 3).tobytes(), "norm 3, not 1"),
+        (lambda v: np.where(np.arange(16) == 0, np.inf, v).astype(np.float32).tobytes(),
+         "not finite"),
+    ],
+)
+def test_cached_vectors_are_checked_when_read(tmp_path, damage, problem):
+    """Issue 23: a damaged cached vector is an error naming the cache, never used."""
+    import sqlite3
+
+    from creagraph.core.io import InputError
+
+    path = tmp_path / "cache.sqlite"
+    cached = CachedEmbedder(HashingEmbedder(16), path)
+    vectors = cached.encode(["alpha", "beta", "gamma"])
+    cached.close()
+    with sqlite3.connect(path) as conn:
+        key = CachedEmbedder(HashingEmbedder(16), path)._key("beta")
+        conn.execute("UPDATE vectors SET vec = ? WHERE key = ?", (damage(vectors[1]), key))
+    with pytest.raises(InputError) as info:
+        CachedEmbedder(HashingEmbedder(16), path).encode(["alpha", "beta", "gamma"])
+    assert str(path) in str(info.value) and problem in str(info.value), str(info.value)

@@ -149,3 +149,65 @@ def test_file_identity_and_changes(tmp_path):
     f.write_text("y\n")
     (change,) = fingerprint_changes({"inputs": [ident]}, {"inputs": [file_identity(f)]})
     assert change.startswith("inputs: was [a.jsonl (")
+
+
+# issue 23: single-file outputs, ids as file names, a concurrent run's temporary marker -----
+def _claim_file(*args, **kwargs) -> None:
+    from creagraph.core.outdir import claim_output_file
+
+    with claim_output_file(*args, **kwargs):
+        pass
+
+
+def test_claim_output_file_rules(tmp_path):
+    from creagraph.core.io import write_jsonl
+    from creagraph.core.outdir import claim_output_file
+
+    target = tmp_path / "sub" / "s.jsonl"
+    with claim_output_file(target, "tig score", fingerprint={"k": 1}) as claimed:
+        write_jsonl(claimed.path, [{"a": 1}])
+        # one writer at a time: a second claim while the first holds it stops at once
+        with pytest.raises(InputError, match="another `creagraph` run is writing this file"):
+            _claim_file(target, "tig score")
+    record = json.loads((tmp_path / "sub" / ".s.jsonl.creagraph-out.json").read_text())
+    assert record["fingerprint"] == {"k": 1} and record["command"] == "tig score"
+    with claim_output_file(target, "tig score", fingerprint={"k": 2}) as claimed:
+        write_jsonl(claimed.path, [{"a": 2}])  # its own file, other settings: recorded
+    record = json.loads((tmp_path / "sub" / ".s.jsonl.creagraph-out.json").read_text())
+    assert record["fingerprint"] == {"k": 2}
+    with pytest.raises(InputError, match="creagraph tig score`, not of `creagraph judge bt"):
+        _claim_file(target, "judge bt")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(InputError, match="this input is also the --out file"):
+        _claim_file(link, "tig score", inputs=[target])
+    with pytest.raises(InputError, match="not a regular file"):
+        _claim_file(link, "tig score")
+    failed = tmp_path / "f.jsonl"
+    with pytest.raises(RuntimeError), claim_output_file(failed, "tig score"):
+        raise RuntimeError("stopped")  # no record for a run that failed before writing
+    assert not (tmp_path / ".f.jsonl.creagraph-out.json").exists()
+
+
+def test_id_file_stems_are_one_to_one_and_case_collisions_refused():
+    from urllib.parse import unquote
+
+    from creagraph.core.outdir import id_file_stem, unique_file_stems
+
+    ids = ["a/b", "a_b", "a%2Fb", "a b", "..", ".", "", "é", "x" * 300, "x" * 299 + "y"]
+    stems = [id_file_stem(i) for i in ids]
+    assert len(set(stems)) == len(ids)
+    assert all("/" not in s and s not in (".", "..") and len(s.encode()) <= 200 for s in stems)
+    assert [unquote(s) for s in stems[:6]] == ids[:6]
+    with pytest.raises(InputError, match="'Task' and 'task' would be written to the same"):
+        unique_file_stems(["Task", "task"], "task id")
+
+
+def test_a_concurrent_runs_temporary_marker_is_not_named_as_foreign(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("")
+    (out / f".{MARKER_NAME}.abc123.tmp").write_text("{}")  # atomic_write of another run
+    with claim_output_dir(out, "score", ["a.jsonl"]):
+        pass
+    assert json.loads((out / MARKER_NAME).read_text())["command"] == "score"

@@ -137,16 +137,17 @@ def test_exhausted_retries_clear_error_and_nothing_cached(server, tmp_path, acti
     with pytest.raises(SparqlError) as info:
         kg.count_subjects("P31", "Q5")
     message = str(info.value)
-    assert message.startswith(f"{server.url}: giving up after 3 attempts"), message
+    attempts = 2 if "within" in last else 3  # a timed-out query is retried once (issue 23)
+    assert message.startswith(f"{server.url}: giving up after {attempts} attempts"), message
     assert f"last: {last}" in message, message
-    assert len(server.arrivals) == 3  # exactly the allowed attempts
+    assert len(server.arrivals) == attempts  # exactly the allowed attempts
     # the failure was not cached: the next call asks the server again and gets the answer,
     # which is cached from then on
     server.script = []
     again = SparqlKG(server.url, cache=cache, retries=0)
     assert again.has_triple("Q1", "P31", "Q5") is True
     assert again.has_triple("Q1", "P31", "Q5") is True
-    assert again.requests_sent == 1 and len(server.arrivals) == 4
+    assert again.requests_sent == 1 and len(server.arrivals) == attempts + 1
 
 
 def test_non_retryable_status_fails_at_once(server):

@@ -116,3 +116,19 @@ def test_a_scorer_given_its_own_embedding_cache_keeps_its_verdicts_beside_it(
     assert cache.misses > 0 and cache.hits == 0  # a fresh embedding cache: fresh verdicts
     assert not (tmp_path / "default" / "grounding.sqlite").exists()
     embedder.close()
+
+
+def test_a_full_disk_is_said_as_such_naming_the_file_not_as_damage(tmp_path):
+    """Issue 23: "database or disk is full" under the grounding cache is not "damaged"."""
+    from creagraph.core.io import InputError
+    from creagraph.scoring.groundcache import GroundingCache
+
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    cache._conn.execute("PRAGMA max_page_count = 8")  # the file may not grow: a full disk
+    with pytest.raises(InputError) as info:
+        for i in range(200):
+            cache.put(GroundingCache.key("c", ("x" * 200, str(i)), ()), {"v": "y" * 500})
+    message = str(info.value)
+    assert message.startswith(str(tmp_path / "grounding.sqlite")), message
+    assert "grounding cache cannot be used" in message and "full" in message, message
+    assert "delete" not in message

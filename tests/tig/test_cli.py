@@ -142,7 +142,8 @@ def test_runs_finish_and_nothing_produced_is_explained(tmp_path, capsys):
     # a --pair typo is an error naming the unknown model
     assert main(["tig", "anchors", str(path), "--out", str(anchors), "--pair", "m1,m9"]) == 2
     assert "--pair names model(s) with no responses: m9" in capsys.readouterr().err
-    assert main(["tig", "clusters", str(path), "--out", str(anchors), "--pair", "m1,mX"]) == 2
+    assert main(["tig", "clusters", str(path), "--out", str(tmp_path / "c.jsonl"), "--pair",
+                 "m1,mX"]) == 2
     assert "mX" in capsys.readouterr().err
     # --min-models above what a reference population can hold is an error
     assert main(["tig", "anchors", str(path), "--out", str(anchors), "--min-models",
