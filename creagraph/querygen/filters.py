@@ -87,9 +87,13 @@ class FilterReport:
         Candidates removed, by filter (keys of :data:`FILTER_ORDER`).
     edges_skipped : Counter
         Expansion edges passed over while sampling, by reason (``blocklisted``,
-        ``target_on_path``, ``generic_target``, ``unlabelled_target``).
+        ``target_on_path``, ``generic_target``, ``unlabelled_target``, and the target
+        checks: ``broad_attribute``, ``class_target``, ``broad_value``, ``denied_label``,
+        ``wrong_target_type``, …; :func:`creagraph.querygen.sampling.edge_rejection`).
     per_relation : dict
-        ``pid -> {"categories", "drawn", "kept", "exhausted"}``.
+        ``pid -> {"categories", "drawn", "kept", "exhausted", "removed"}`` (``removed``:
+        that relation's candidates removed, by filter; ``statements``: 0 when the graph
+        has no statement of the relation).
     kept : int
         Queries written.
     categories_rejected : dict

@@ -13,7 +13,9 @@ Eligible expansion edges (the "generic target" rule): r' is not blocklisted; y i
 node of the path already (the start entity, the category anchor c, the expanded entity);
 y has a label; and the target is selective: ``|{x : (x, r', y)}| ≤ max_target_holders``
 (default 499, i.e. the target condition's own specificity σ is at least 3 under the
-published mapping, SPEC §3.4).
+published mapping, SPEC §3.4); and, with the target policy (``wikidata/target_policy.tsv``),
+r' is no broad attribute, y is no class and no broad value of r'
+(:func:`target_policy_rejection`).
 
 All randomness comes from a ``numpy.random.Generator`` the caller seeds; iteration
 orders are sorted, so a seed and a graph fix every draw.
