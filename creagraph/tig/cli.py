@@ -651,6 +651,8 @@ def _echo_judge(rows: list[dict[str, Any]], diag: dict[str, Any], out: Path) -> 
                    f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  ranks "
                    f"{row['rank_low']}–{row['rank_high']}  W/L/T {row['wins']}/"
                    f"{row['losses']}/{row['ties']}")
+    if diag.get("fit_note"):
+        _warn(diag["fit_note"])
     failing = [name for name, gate in diag["gates"].items() if gate["pass"] is False]
     if failing:
         _warn(f"pilot gate(s) failed: {', '.join(failing)} (see {out / 'diagnostics.json'})")

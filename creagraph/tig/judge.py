@@ -73,6 +73,10 @@ GATE_REPAIR = 0.02
 GATE_TIE_MAX = 0.5
 GATE_POSITION = 0.1
 
+#: Ridge of the leaderboard when the maximum-likelihood estimate does not exist (a model
+#: that never lost or never won), stated in ``diagnostics.json``'s ``fit_note``.
+FALLBACK_ALPHA = 0.01
+
 
 @dataclass(frozen=True)
 class JudgeSettings:
@@ -113,7 +117,8 @@ class JudgeSettings:
     def fingerprint(self) -> dict[str, Any]:
         """The settings that shape the schedule and verdicts (not concurrency)."""
         record = asdict(self)
-        del record["concurrency"]
+        for name in ("concurrency", "budget", "n_bootstrap"):
+            del record[name]  # a larger budget continues the same schedule
         return record
 
 
@@ -313,12 +318,17 @@ class _Scheduler:
         self.index = {m: k for k, m in enumerate(self.models)}
         tasks = {t: sorted(per) for t, per in by_task.items()}
         self.warm = _warm_start(tasks, settings.seed)
-        self.n_primary = 0
 
-    def _swap_due(self) -> bool:
+    def _swap_due(self, ordinal: int) -> bool:
+        """Whether the ``ordinal``-th primary comparison (1-based) is re-asked swapped:
+        one in every ``1/swap_share``, so ``floor(n·share)`` of the first ``n`` are."""
         s = self.settings.swap_share
-        n = self.n_primary
-        return math.floor(n * s + 1e-9) > math.floor((n - 1) * s + 1e-9)
+        return math.floor(ordinal * s + 1e-9) > math.floor((ordinal - 1) * s + 1e-9)
+
+    @staticmethod
+    def _swap_of(p: _Planned, index: int) -> _Planned:
+        return _Planned(index, p.task_id, p.model_a, p.model_b, p.response_a, p.response_b,
+                        not p.a_first, swap_of=p.index)
 
     def _pick(self, rng: np.random.Generator, task_id: str, a: str, b: str,
               index: int) -> _Planned:
@@ -366,12 +376,20 @@ class _Scheduler:
         rng = np.random.default_rng([settings.seed, start])
         room = min(settings.batch, settings.budget - start)
         batch: list[_Planned] = []
-        self.n_primary = sum(1 for rec in done if rec.get("swap_of") is None)
         primaries = [rec for rec in done if rec.get("swap_of") is None]
-        warm_left = self.warm[len(primaries):] if len(primaries) < len(self.warm) else []
-        pairs: list[tuple[str, str, str]] = list(warm_left[:room])
-        if len(pairs) < room:
-            for a, b in self._active_pairs(done, room - len(pairs)):
+        swapped = {rec["swap_of"] for rec in done if rec.get("swap_of") is not None}
+        # swaps due for earlier primaries that found no room in their batch come first
+        for ordinal, rec in enumerate(primaries, start=1):
+            if len(batch) < room and self._swap_due(ordinal) and rec["index"] not in swapped:
+                origin = _Planned(rec["index"], rec["task_id"], rec["model_a"], rec["model_b"],
+                                  rec["response_a"], rec["response_b"],
+                                  rec["shown"][0] == rec["response_a"])
+                batch.append(self._swap_of(origin, start + len(batch)))
+        n_primary = len(primaries)
+        warm_left = self.warm[n_primary:] if n_primary < len(self.warm) else []
+        pairs: list[tuple[str, str, str]] = list(warm_left[: room - len(batch)])
+        if len(pairs) < room - len(batch):
+            for a, b in self._active_pairs(done, room - len(batch) - len(pairs)):
                 task = self._task_for(a, b, done, rng)
                 if task is not None:
                     pairs.append((task, a, b))
@@ -380,11 +398,9 @@ class _Scheduler:
                 break
             planned = self._pick(rng, task, a, b, start + len(batch))
             batch.append(planned)
-            self.n_primary += 1
-            if settings.swap_share > 0 and self._swap_due() and len(batch) < room:
-                batch.append(_Planned(start + len(batch), planned.task_id, planned.model_a,
-                                      planned.model_b, planned.response_a, planned.response_b,
-                                      not planned.a_first, swap_of=planned.index))
+            n_primary += 1
+            if self._swap_due(n_primary) and len(batch) < room:
+                batch.append(self._swap_of(planned, start + len(batch)))
         return batch
 
 
@@ -545,14 +561,15 @@ def _judge_batch(batch: Sequence[_Planned], settings: JudgeSettings,
 
 
 def read_comparisons(path: str | Path) -> list[dict[str, Any]]:
-    """The comparisons of a ``comparisons.jsonl`` (a cut last line dropped)."""
+    """The comparisons of a ``comparisons.jsonl`` in schedule order (by ``index``; a cut
+    last line, left by a crash, is dropped)."""
     from creagraph.core.io import iter_jsonl, truncate_partial_line
 
     p = Path(path)
     if not p.exists():
         return []
     truncate_partial_line(p)
-    return list(iter_jsonl(p))
+    return sorted(iter_jsonl(p), key=lambda r: int(r.get("index", -1)))
 
 
 def run_judging(
@@ -647,6 +664,14 @@ def run_judging(
         raise InputError(f"{path}: holds comparison {extra[0]} beyond this run's schedule "
                          "(other settings?); start with a new --out")
     done = [recorded[k] for k in range(start)]
+    from creagraph.core.io import iter_jsonl
+
+    if [int(r["index"]) for r in iter_jsonl(path)] != list(range(len(done))):
+        # concurrent replies were appended as they came: store them in schedule order
+        # (atomically, so a crash here leaves the appended file, which resumes the same)
+        from creagraph.core.io import write_jsonl
+
+        write_jsonl(path, done)
     run.comparisons = done
     run.leaderboard, run.diagnostics = write_outputs(out, done, settings, scheduler.models)
     return run
@@ -659,11 +684,24 @@ def write_outputs(out: str | Path, records: Sequence[Mapping[str, Any]],
     """Fit and write ``leaderboard.csv`` and ``diagnostics.json`` (atomically); returns
     ``(leaderboard rows, diagnostics)``."""
     from creagraph.core.io import atomic_write, write_csv
+    from creagraph.judgments import DisconnectedComparisonsError, NotIdentifiableError
 
     out = Path(out)
-    fit = fit_leaderboard(records, models, n_bootstrap=settings.n_bootstrap, seed=settings.seed)
+    note = ""
+    try:
+        fit = fit_leaderboard(records, models, n_bootstrap=settings.n_bootstrap,
+                              seed=settings.seed)
+    except NotIdentifiableError as exc:
+        # too few comparisons for a maximum-likelihood estimate: a small ridge, said so
+        note = f"regularised fit (alpha={FALLBACK_ALPHA}): {exc}"
+        fit = fit_leaderboard(records, models, n_bootstrap=settings.n_bootstrap,
+                              seed=settings.seed, alpha=FALLBACK_ALPHA)
+    except DisconnectedComparisonsError as exc:
+        note = f"no leaderboard: {exc}"
+        fit = None
     rows = leaderboard_rows(fit, records) if fit is not None else []
     diag = diagnostics(records, settings)
+    diag["fit_note"] = note
     write_csv(out / "leaderboard.csv", rows, LEADERBOARD_COLUMNS)
     with atomic_write(out / "diagnostics.json") as handle:
         json.dump(diag, handle, indent=1, ensure_ascii=False)
@@ -680,7 +718,7 @@ def _decisive_view(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, An
 
 
 def fit_leaderboard(records: Sequence[Mapping[str, Any]], models: Sequence[str], *,
-                    n_bootstrap: int = 200, seed: int = 0) -> Any:
+                    n_bootstrap: int = 200, seed: int = 0, alpha: float = 0.0) -> Any:
     """The Bradley–Terry fit (:func:`creagraph.judgments.bradley_terry`, ties excluded) of
     the comparisons with a verdict; ``None`` when there is none.
 
@@ -705,7 +743,8 @@ def fit_leaderboard(records: Sequence[Mapping[str, Any]], models: Sequence[str],
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return bradley_terry(comparisons, ties="exclude", n_bootstrap=n_bootstrap, seed=seed)
+        return bradley_terry(comparisons, ties="exclude", n_bootstrap=n_bootstrap, seed=seed,
+                             alpha=alpha)
 
 
 def _rank_range(probabilities: np.ndarray, level: float = 0.95) -> tuple[int, int]:
