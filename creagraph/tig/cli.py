@@ -685,6 +685,9 @@ def judge(
         "--max-runs", help="Keep each model's first N runs (AUT) or samples.")] = None,
     n_bootstrap: Annotated[int, typer.Option(
         "--n-bootstrap", help="Bootstrap resamples of the intervals.")] = 200,
+    schedule: Annotated[str, typer.Option(
+        "--schedule", help="active (warm start, then most informative pairs) | uniform "
+        "(random pairs, the baseline).")] = "active",
     fresh: Annotated[bool, typer.Option(
         "--fresh", help="Delete this folder's previous results first.")] = False,
     *,
@@ -700,7 +703,7 @@ def judge(
         settings = JudgeSettings(dimension=dimension, judge=judge_kind, budget=budget,
                                  seed=shared.seed, swap_share=swap_share, margin=margin,
                                  batch=batch, concurrency=concurrency,
-                                 n_bootstrap=n_bootstrap)
+                                 n_bootstrap=n_bootstrap, schedule=schedule)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
     if settings.judge == "human":

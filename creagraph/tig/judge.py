@@ -55,6 +55,8 @@ __all__ = [
     "PairContext",
     "judge_prompt",
     "parse_verdict",
+    "novelty_verdict",
+    "SCHEDULES",
     "response_text",
     "run_judging",
     "fit_leaderboard",
@@ -64,6 +66,9 @@ __all__ = [
 ]
 
 JUDGES = ("llm", "novelty-score", "human")
+#: ``active``: warm start, then :func:`~creagraph.judgments.next_pairs`; ``uniform``:
+#: uniformly random model pairs (the baseline active sampling is measured against).
+SCHEDULES = ("active", "uniform")
 OUTPUTS = ("comparisons.jsonl", "leaderboard.csv", "diagnostics.json")
 
 #: Pilot gates of the Ekphrasis design (SPEC §4.12).
@@ -95,6 +100,7 @@ class JudgeSettings:
     max_tokens: int = 200
     concurrency: int = 4
     n_bootstrap: int = 200
+    schedule: str = "active"
 
     def __post_init__(self) -> None:
         if self.dimension not in DIMENSIONS:
@@ -111,6 +117,9 @@ class JudgeSettings:
             raise ValueError("swap_share must lie in [0, 1]")
         if self.margin < 0:
             raise ValueError("margin must be non-negative")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, "
+                             f"not {self.schedule!r}")
         if self.batch < 1 or self.concurrency < 1:
             raise ValueError("batch and concurrency must be at least 1")
 
@@ -201,6 +210,20 @@ def parse_verdict(reply: str) -> tuple[str | None, bool]:
     if word in ("tie", "draw", "equal", "neither"):
         return "tie", repaired
     return None, repaired
+
+
+def novelty_verdict(novelty_a: float, novelty_b: float, margin: float) -> str:
+    """The ``novelty-score`` judge: ``"a"`` or ``"b"`` for the more novel response, ``"tie"``
+    when the two novelties differ by at most ``margin``.
+
+    Examples
+    --------
+    >>> novelty_verdict(0.40, 0.30, 0.01), novelty_verdict(0.300, 0.305, 0.01)
+    ('a', 'tie')
+    """
+    if abs(novelty_a - novelty_b) <= margin:
+        return "tie"
+    return "a" if novelty_a > novelty_b else "b"
 
 
 # pair context: L2MO anchors and novelty ---------------------------------------------------
@@ -386,8 +409,17 @@ class _Scheduler:
                                   rec["shown"][0] == rec["response_a"])
                 batch.append(self._swap_of(origin, start + len(batch)))
         n_primary = len(primaries)
+        pairs: list[tuple[str, str, str]] = []
+        if settings.schedule == "uniform":
+            all_pairs = [(a, b) for k, a in enumerate(self.models) for b in self.models[k + 1:]]
+            while len(pairs) < room - len(batch):
+                a, b = all_pairs[int(rng.integers(len(all_pairs)))]
+                tasks = [t for t, per in self.by_task.items() if a in per and b in per]
+                if tasks:
+                    pairs.append((tasks[int(rng.integers(len(tasks)))], a, b))
         warm_left = self.warm[n_primary:] if n_primary < len(self.warm) else []
-        pairs: list[tuple[str, str, str]] = list(warm_left[: room - len(batch)])
+        if settings.schedule == "active":
+            pairs = list(warm_left[: room - len(batch)])
         if len(pairs) < room - len(batch):
             for a, b in self._active_pairs(done, room - len(batch) - len(pairs)):
                 task = self._task_for(a, b, done, rng)
@@ -529,10 +561,11 @@ def _judge_batch(batch: Sequence[_Planned], settings: JudgeSettings,
             na = context.novelty(p.task_id, p.model_a, p.model_b)[p.response_a]
             nb = context.novelty(p.task_id, p.model_b, p.model_a)[p.response_b]
             record.update(novelty_a=na, novelty_b=nb, parsed=True)
-            if abs(na - nb) <= settings.margin:
+            verdict = novelty_verdict(na, nb, settings.margin)
+            if verdict == "tie":
                 emit(_finish(record, "tie"))
             else:
-                emit(_finish(record, "A" if (na > nb) == p.a_first else "B"))
+                emit(_finish(record, "A" if (verdict == "a") == p.a_first else "B"))
         else:
             first, second = (ra, rb) if p.a_first else (rb, ra)
             asks.append((record, judge_prompt(settings.dimension, ra.brief,
@@ -581,6 +614,7 @@ def run_judging(
     config: Any = None,
     embedder: Any = None,
     client: Any = None,
+    context: PairContext | None = None,
     on_batch: Callable[[int], None] | None = None,
 ) -> JudgeRun:
     """Run (or resume) the judging schedule into the folder ``out`` and fit the leaderboard.
@@ -598,6 +632,8 @@ def run_judging(
     embedder : Embedder, optional
     client : ChatClient-like, optional
         Needed for ``judge="llm"``: anything with ``chat(messages, max_tokens=...)``.
+    context : PairContext, optional
+        Reuse the L2MO evidence computed by an earlier run on the same tables.
     on_batch : callable, optional
         Called with the number of comparisons done after each batch (progress).
     """
@@ -613,8 +649,8 @@ def run_judging(
         raise InputError("no task has responses from two models: nothing to compare")
     responses = {r.response_id: r for per in by_task.values() for rs in per.values()
                  for r in rs}
-    context = None
-    if settings.dimension == "novelty" or settings.judge == "novelty-score":
+    if context is None and (settings.dimension == "novelty"
+                            or settings.judge == "novelty-score"):
         if tables is None:
             raise ValueError("novelty needs the atom tables")
         context = PairContext({t: tables[t] for t in by_task}, config, top_k=settings.top_k,

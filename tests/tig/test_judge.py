@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,6 +13,7 @@ import pytest
 from creagraph.tig.checklist import SLOTS, build_checklist
 from creagraph.tig.io import write_responses
 from creagraph.tig.judge import JudgeSettings, parse_verdict
+from tests.chatserver import scripted_server
 from tests.clirun import run
 from tests.tig.conftest import calm_population
 
@@ -116,59 +113,6 @@ def test_changed_settings_are_refused(mctb_run, capsys):
 
 
 # the LLM judge against a scripted server --------------------------------------------------
-class _Script:
-    """Replies by turn: mostly valid JSON, one repairable and one unreadable reply."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict] = []
-        self.lock = threading.Lock()
-
-    def reply(self, body: dict) -> str:
-        with self.lock:
-            self.bodies.append(body)
-            n = len(self.bodies)
-        prompt = body["messages"][-1]["content"]
-        if n == 3:
-            return 'Sure! Here is my verdict:\n```json\n{"winner": "B",}\n```'
-        if n == 5:
-            return "I cannot decide, both are lovely."
-        # prefer the longer response A/B text deterministically
-        a = prompt.split("Response A:\n", 1)[1].split("\n\nResponse B:", 1)[0]
-        b = prompt.split("Response B:\n", 1)[1].split("\n\nDimension:", 1)[0]
-        winner = "A" if len(a) > len(b) else "B" if len(b) > len(a) else "tie"
-        return json.dumps({"winner": winner})
-
-
-@contextmanager
-def scripted_server() -> Iterator[tuple[str, _Script]]:
-    script = _Script()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length))
-            content = script.reply(body)
-            data = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                        "content": content}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", script
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def calm_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("calm") / "calm.jsonl"
