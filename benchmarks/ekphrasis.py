@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--max-runs", type=int, default=1)
     parser.add_argument("--budget", type=int, default=300)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=8, help="pairs planned per step")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     population = load_aut_population(args.shared_dir, max_runs=args.max_runs)
@@ -108,6 +109,7 @@ def main() -> None:
     reference_records = exhaustive_records(population, context, settings.margin)
     reference = scores(reference_records, models)
     assert reference is not None
+    print(f"   batch {args.batch} pairs per active-sampling step")
     print(f"2. exhaustive schedule: {len(reference_records)} comparisons "
           f"({time.perf_counter() - t:.1f} s); ranking: "
           + ", ".join(sorted(reference, key=lambda m: -reference[m])))
@@ -118,7 +120,7 @@ def main() -> None:
         for schedule in ("active", "uniform"):
             for seed in range(args.seeds):
                 s = JudgeSettings(budget=largest, n_bootstrap=0, swap_share=0.0, seed=seed,
-                                  schedule=schedule)
+                                  schedule=schedule, batch=args.batch)
                 run = run_judging(population, s, Path(tmp) / f"{schedule}{seed}",
                                   context=context)
                 first = None
