@@ -371,11 +371,14 @@ class _Scheduler:
             counts[i, j] += 1
             counts[j, i] += 1
         theta, cov = np.zeros(n), np.eye(n)
+        # the small ridge keeps the fit (and its uncertainty) defined while some model has
+        # never lost or never won; without it every such step would fall back to the same
+        # index-ordered pairs
         try:
-            fit = fit_leaderboard(done, self.models, n_bootstrap=0)
+            fit = fit_leaderboard(done, self.models, n_bootstrap=0, alpha=FALLBACK_ALPHA)
             if fit is not None:
                 theta, cov = fit.theta, fit.covariance
-        except ValueError:
+        except ValueError:  # comparisons not connected yet: warm-start order stands
             pass
         return [(self.models[i], self.models[j])
                 for i, j in next_pairs(theta, cov, counts, k=k, warm_start=1)]
