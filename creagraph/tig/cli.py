@@ -10,7 +10,11 @@ Commands (each reads a population from a JSONL file or a shared-folder adapter):
 * ``score``        — one novelty number per response against the other models'
   responses, with the clusters hit as evidence (SPEC §4.10);
 * ``audit-export`` — blank audit records (CSV or JSONL) for an anchors file;
-* ``audit-import`` — validate a filled-in audit file and summarise it.
+* ``audit-import`` — validate a filled-in audit file and summarise it;
+* ``judge``        — checklist-assisted pairwise judging with active sampling and one
+  Bradley–Terry leaderboard per dimension (SPEC §4.12; :mod:`creagraph.tig.judge`);
+* ``judge-export`` / ``judge-import`` — pairs for human annotators and their labels back,
+  with a judge's agreement with the human majority.
 
 Heavy libraries (sentence-transformers, igraph, leidenalg) load inside the commands.
 """
