@@ -328,3 +328,23 @@ def test_settings_refuse_novelty_score_on_other_dimensions():
         JudgeSettings(dimension="usefulness", judge="novelty-score")
     with pytest.raises(ValueError, match="swap_share"):
         JudgeSettings(swap_share=1.5)
+
+
+def test_bad_options_are_one_line_errors(tmp_path, capsys, monkeypatch):
+    for name in ("CREAGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    code, _, err = run(capsys, "tig", "judge", "--source", "aut", "--dimension", "beauty",
+                       "--out", tmp_path / "a")
+    assert code == 2 and "dimension must be one of" in err
+    code, _, err = run(capsys, "tig", "judge", "--source", "aut", "--judge", "llm",
+                       "--dimension", "usefulness", "--out", tmp_path / "b")
+    assert code == 2 and "no LLM endpoint" in err
+    code, _, err = run(capsys, "tig", "judge", "--judge", "human", "--out", tmp_path / "c")
+    assert code == 2 and "--human-labels" in err
+    labels = tmp_path / "human.jsonl"
+    labels.write_text(json.dumps({"index": 0, "dimension": "usefulness", "model_a": "x",
+                                  "model_b": "y", "winner": "x", "task_id": "t"}) + "\n")
+    code, _, err = run(capsys, "tig", "judge", "--judge", "human", "--human-labels", labels,
+                       "--out", tmp_path / "d")
+    assert code == 2 and "not --dimension novelty" in err
+    assert not any((tmp_path / d).exists() for d in "abc")
