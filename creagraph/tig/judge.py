@@ -643,8 +643,8 @@ def run_judging(
     from creagraph.core.io import InputError, JsonlAppender
 
     if settings.judge == "human":
-        raise ValueError("human labels are read by judge_export.human_comparisons, "
-                         "not scheduled")
+        raise ValueError("human labels are not scheduled: read them with "
+                         "judge_export.import_labels (`tig judge --judge human`)")
     if settings.judge == "llm" and client is None:
         raise ValueError("the llm judge needs a chat client")
     by_task = _responses_by_task(population)
@@ -700,8 +700,9 @@ def run_judging(
             start += len(planned)
     extra = sorted(k for k in recorded if k >= start)
     if extra:
-        raise InputError(f"{path}: holds comparison {extra[0]} beyond this run's schedule "
-                         "(other settings?); start with a new --out")
+        raise InputError(f"{path}: holds {len(recorded)} comparisons, more than --budget "
+                         f"{settings.budget}; give at least that budget to resume, or a new "
+                         "--out")
     done = [recorded[k] for k in range(start)]
     from creagraph.core.io import iter_jsonl
 

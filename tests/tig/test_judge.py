@@ -348,3 +348,12 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys, monkeypatch):
                        "--out", tmp_path / "d")
     assert code == 2 and "not --dimension novelty" in err
     assert not any((tmp_path / d).exists() for d in "abc")
+
+
+def test_smaller_budget_than_made_is_refused_untouched(mctb_run, capsys):
+    out, args = mctb_run
+    before = (out / "comparisons.jsonl").read_bytes()
+    smaller = [("100" if a == "300" else a) for a in args]
+    code, _, err = run(capsys, *smaller)
+    assert code == 2 and "more than --budget 100" in err
+    assert (out / "comparisons.jsonl").read_bytes() == before
