@@ -399,7 +399,10 @@ class _Scheduler:
     def plan(self, done: Sequence[Mapping[str, Any]], start: int) -> list[_Planned]:
         """The batch that starts at comparison ``start`` given the comparisons ``done``."""
         settings = self.settings
-        rng = np.random.default_rng([settings.seed, start])
+        # separate streams for tasks and responses: a smaller batch (the last one of a
+        # smaller budget) plans a prefix of what a larger one plans
+        rng = np.random.default_rng([settings.seed, start, 1])
+        pick_rng = np.random.default_rng([settings.seed, start, 2])
         room = min(settings.batch, settings.budget - start)
         batch: list[_Planned] = []
         primaries = [rec for rec in done if rec.get("swap_of") is None]
@@ -431,7 +434,7 @@ class _Scheduler:
         for task, a, b in pairs:
             if len(batch) >= room:
                 break
-            planned = self._pick(rng, task, a, b, start + len(batch))
+            planned = self._pick(pick_rng, task, a, b, start + len(batch))
             batch.append(planned)
             n_primary += 1
             if self._swap_due(n_primary) and len(batch) < room:
