@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING
 from creagraph.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __getattr__
-    from creagraph.report.inputs import read_distinct, read_query_relations, read_scored, read_tig
+    from creagraph.report.inputs import (
+        read_distinct,
+        read_ekphrasis,
+        read_query_relations,
+        read_scored,
+        read_tig,
+    )
     from creagraph.report.page import SECTIONS, write_report
     from creagraph.report.tables import (
         GROUNDING_STATUSES,
@@ -42,6 +48,7 @@ if TYPE_CHECKING:  # the real imports, for type checkers; at run time see __geta
 #: (which loads this package's CLI) does not pay for numpy, scipy and the like.
 _EXPORTS: dict[str, str] = {
     "read_distinct": "creagraph.report.inputs",
+    "read_ekphrasis": "creagraph.report.inputs",
     "read_query_relations": "creagraph.report.inputs",
     "read_scored": "creagraph.report.inputs",
     "read_tig": "creagraph.report.inputs",
@@ -66,6 +73,7 @@ __all__ = [
     "leaderboard",
     "mean_curves",
     "read_distinct",
+    "read_ekphrasis",
     "read_query_relations",
     "read_scored",
     "read_tig",

@@ -34,6 +34,11 @@ TigOpt = Annotated[list[Path] | None, typer.Option(
     "clusters.jsonl/anchors.jsonl); repeatable.")]
 
 
+EkphrasisOpt = Annotated[list[Path] | None, typer.Option(
+    "--ekphrasis", help="`creagraph tig judge` output folder (one per dimension); "
+    "repeatable.")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``report`` command to the top-level app."""
 
@@ -47,6 +52,7 @@ def register(app: typer.Typer) -> None:
         grounding: GroundingOpt = None,
         queries: QueriesOpt = None,
         tig: TigOpt = None,
+        ekphrasis: EkphrasisOpt = None,
         top_clusters: Annotated[int, typer.Option(help="Cliché clusters shown per task.")] = 5,
         resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 2000,
         title: Annotated[str, typer.Option(help="Page title.")] = "creagraph report",
@@ -57,6 +63,7 @@ def register(app: typer.Typer) -> None:
         from creagraph.core.outdir import claim_output_dir
         from creagraph.report import (
             read_distinct,
+            read_ekphrasis,
             read_query_relations,
             read_scored,
             read_tig,
@@ -68,6 +75,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("no scored queries found in the given results")
         paths, summary = read_distinct(distinct_dir) if distinct_dir is not None else ([], [])
         clusters, anchors = read_tig(tig) if tig else ([], [])
+        judged = read_ekphrasis(ekphrasis) if ekphrasis else []
         inputs = [p / "queries.jsonl" if p.is_dir() else p for p in [*results, *(grounding or [])]]
         inputs += [*(queries or []), *(p for p in tig or [] if not p.is_dir())]
         with claim_output_dir(out, "report", REPORT_OUTPUTS, inputs=inputs):
@@ -80,6 +88,7 @@ def register(app: typer.Typer) -> None:
                 relation_records=read_query_relations(queries) if queries else [],
                 tig_clusters=clusters,
                 tig_anchors=anchors,
+                ekphrasis=judged,
                 top_clusters=top_clusters,
                 n_resamples=resamples,
                 title=title,

@@ -15,7 +15,8 @@ from typing import Any
 
 from creagraph.core.io import InputError, read_jsonl, read_records
 
-__all__ = ["read_distinct", "read_query_relations", "read_scored", "read_tig"]
+__all__ = ["read_distinct", "read_ekphrasis", "read_query_relations", "read_scored",
+           "read_tig"]
 
 PathLike = str | os.PathLike[str]
 
@@ -168,3 +169,48 @@ def read_query_relations(items: Sequence[PathLike]) -> list[dict[str, Any]]:
     for item in items:
         records.extend(read_records(item))
     return records
+
+
+def read_ekphrasis(directories: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """The output folders of ``creagraph tig judge`` (one per dimension): each folder's
+    leaderboard rows, diagnostics and the anchors its comparisons used (with provenance).
+
+    Raises
+    ------
+    InputError
+        When a folder lacks ``leaderboard.csv``, ``diagnostics.json`` or
+        ``comparisons.jsonl``, or a file is malformed (file and line named).
+    """
+    import json
+
+    runs = []
+    for item in directories:
+        folder = Path(item)
+        for name in ("leaderboard.csv", "diagnostics.json", "comparisons.jsonl"):
+            if not (folder / name).is_file():
+                raise InputError(f"{folder}: no {name} (not a `creagraph tig judge` output)")
+        try:
+            diagnostics = json.loads((folder / "diagnostics.json").read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise InputError(f"{folder / 'diagnostics.json'}: malformed JSON ({exc})") from None
+        if not isinstance(diagnostics, dict) or "dimension" not in diagnostics:
+            raise InputError(f"{folder / 'diagnostics.json'}: field 'dimension' is missing")
+        anchors: dict[str, dict[str, Any]] = {}
+        uses: dict[str, int] = {}
+        for record in read_jsonl(folder / "comparisons.jsonl"):
+            for anchor in record.get("anchor_provenance") or []:
+                key = str(anchor.get("anchor_id"))
+                uses[key] = uses.get(key, 0) + 1
+                if key not in anchors:
+                    text = next((a.get("text") for a in record.get("anchors") or []
+                                 if a.get("anchor_id") == key), "")
+                    anchors[key] = {**anchor, "text": text, "task_id": record.get("task_id"),
+                                    "reference_models": record.get("reference_models", [])}
+        for key, anchor in anchors.items():
+            anchor["n_comparisons"] = uses[key]
+        runs.append({"dir": str(folder), "dimension": diagnostics["dimension"],
+                     "leaderboard": read_records(folder / "leaderboard.csv"),
+                     "diagnostics": diagnostics,
+                     "anchors": sorted(anchors.values(),
+                                       key=lambda a: (-a["n_comparisons"], a["anchor_id"]))})
+    return runs

@@ -50,6 +50,7 @@ SECTIONS = (
     ("relations", "Per-relation breakdown"),
     ("grounding", "Grounding coverage"),
     ("cliches", "Top cliché clusters per task"),
+    ("ekphrasis", "Ekphrasis pairwise leaderboards"),
 )
 
 
@@ -325,6 +326,43 @@ def _cliches_section(
     return _Section({"groups": groups}, [])
 
 
+def _ekphrasis_section(runs: Sequence[Mapping[str, Any]]) -> _Section:
+    """One Bradley–Terry leaderboard per judged dimension, its diagnostics with the pilot
+    gates, and every anchor used with its provenance (SPEC §4.12)."""
+    order = {"usefulness": 0, "expressiveness": 1, "novelty": 2}
+    shown = []
+    for run in sorted(runs, key=lambda r: (order.get(r["dimension"], 9), r["dir"])):
+        diag = run["diagnostics"]
+        board = [_row([_fmt(r.get("rank")), _fmt(r.get("model")), _fmt(r.get("score")),
+                       f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+                       f"{_fmt(r.get('rank_low'))}–{_fmt(r.get('rank_high'))}",
+                       f"{_fmt(r.get('wins'))}/{_fmt(r.get('losses'))}/{_fmt(r.get('ties'))}",
+                       _fmt(r.get("comparisons"))], model=r.get("model"))
+                 for r in run["leaderboard"]]
+        gates = [_row([name, _fmt(g.get("value"), 3), g.get("rule", ""),
+                       {True: "pass", False: "FAIL", None: "n/a"}[g.get("pass")]],
+                      gate=name)
+                 for name, g in diag.get("gates", {}).items()]
+        facts = [("comparisons", diag.get("n_comparisons")),
+                 ("order swaps", diag.get("n_swaps")),
+                 ("order-swap consistency", _fmt(diag.get("order_swap_consistency"), 3)),
+                 ("length Spearman", _fmt(diag.get("length_spearman"), 3)),
+                 ("judge", diag.get("judge"))]
+        anchors = [{"id": a.get("anchor_id"), "text": a.get("text", ""),
+                    "task_id": a.get("task_id"), "cluster_id": a.get("cluster_id"),
+                    "labels": ", ".join(a.get("labels", [])[:8]),
+                    "cliche_score": _fmt(a.get("cliche_score"), 3),
+                    "n_comparisons": a.get("n_comparisons"),
+                    "reference_models": ", ".join(a.get("reference_models", [])),
+                    "response_ids": a.get("response_ids", []),
+                    "n_responses": a.get("n_responses")}
+                   for a in run["anchors"]]
+        shown.append({"dimension": run["dimension"], "dir": run["dir"], "board": board,
+                      "gates": gates, "facts": facts, "anchors": anchors,
+                      "note": diag.get("fit_note", "")})
+    return _Section({"runs": shown}, [])
+
+
 def write_report(
     queries: Sequence[Mapping[str, Any]],
     out_dir: str | os.PathLike[str],
@@ -335,6 +373,7 @@ def write_report(
     relation_records: Sequence[Mapping[str, Any]] = (),
     tig_clusters: Sequence[Mapping[str, Any]] = (),
     tig_anchors: Sequence[Mapping[str, Any]] = (),
+    ekphrasis: Sequence[Mapping[str, Any]] = (),
     top_clusters: int = 5,
     n_resamples: int = 2000,
     level: float = 0.95,
@@ -354,6 +393,8 @@ def write_report(
         relation (see :func:`~creagraph.report.tables.source_relations`).
     tig_clusters, tig_anchors : rows of ``creagraph tig clusters|anchors`` (optional).
     top_clusters : clusters shown per task and comparison.
+    ekphrasis : output folders of ``creagraph tig judge``, read by
+        :func:`~creagraph.report.inputs.read_ekphrasis` (optional).
 
     Examples
     --------
@@ -381,6 +422,7 @@ def write_report(
         "relations": _relations_section(queries, relation_records),
         "grounding": _grounding_section(queries, grounding_queries),
         "cliches": _cliches_section(tig_clusters, tig_anchors, top_clusters),
+        "ekphrasis": _ekphrasis_section(ekphrasis),
     }
     page = _render("page.html.j2", {
         "title": title,

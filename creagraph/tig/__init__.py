@@ -9,7 +9,10 @@ comparisons always from a leave-two-models-out reference population
 (:mod:`~creagraph.tig.l2mo`) — with audit records for human review
 (:mod:`~creagraph.tig.audit`); score each response's novelty against the other models'
 responses (:mod:`~creagraph.tig.score`), leaving out atoms that restate the brief
-(:mod:`~creagraph.tig.brief`).
+(:mod:`~creagraph.tig.brief`); and judge model pairs with checklists whose Novelty cue is the
+pair's L2MO anchor, fitting one Bradley–Terry leaderboard per dimension
+(:mod:`~creagraph.tig.judge`, :mod:`~creagraph.tig.checklist`, with human calibration in
+:mod:`~creagraph.tig.judge_export`).
 
 Typical use::
 
@@ -34,6 +37,15 @@ _EXPORTS: dict[str, str] = {
     "score_responses": "creagraph.tig.score",
     "score_tables": "creagraph.tig.score",
     "write_scores": "creagraph.tig.score",
+    "JudgeSettings": "creagraph.tig.judge",
+    "PairContext": "creagraph.tig.judge",
+    "run_judging": "creagraph.tig.judge",
+    "novelty_verdict": "creagraph.tig.judge",
+    "build_checklist": "creagraph.tig.checklist",
+    "ChecklistItem": "creagraph.tig.checklist",
+    "export_pairs": "creagraph.tig.judge_export",
+    "import_labels": "creagraph.tig.judge_export",
+    "agreement_with_humans": "creagraph.tig.judge_export",
     "brief_terms": "creagraph.tig.brief",
     "brief_concept": "creagraph.tig.brief",
     "is_from_brief": "creagraph.tig.brief",
@@ -114,6 +126,15 @@ __all__ = [
     "score_responses",
     "score_tables",
     "write_scores",
+    "JudgeSettings",
+    "PairContext",
+    "run_judging",
+    "novelty_verdict",
+    "build_checklist",
+    "ChecklistItem",
+    "export_pairs",
+    "import_labels",
+    "agreement_with_humans",
     "brief_terms",
     "brief_concept",
     "is_from_brief",

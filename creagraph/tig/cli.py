@@ -10,7 +10,11 @@ Commands (each reads a population from a JSONL file or a shared-folder adapter):
 * ``score``        — one novelty number per response against the other models'
   responses, with the clusters hit as evidence (SPEC §4.10);
 * ``audit-export`` — blank audit records (CSV or JSONL) for an anchors file;
-* ``audit-import`` — validate a filled-in audit file and summarise it.
+* ``audit-import`` — validate a filled-in audit file and summarise it;
+* ``judge``        — checklist-assisted pairwise judging with active sampling and one
+  Bradley–Terry leaderboard per dimension (SPEC §4.12; :mod:`creagraph.tig.judge`);
+* ``judge-export`` / ``judge-import`` — pairs for human annotators and their labels back,
+  with a judge's agreement with the human majority.
 
 Heavy libraries (sentence-transformers, igraph, leidenalg) load inside the commands.
 """
@@ -671,3 +675,197 @@ def audit_import(
         typer.echo(f"{action}\t{count}")
     if out is not None:
         write_audit(out, records)
+
+
+# judge (the Ekphrasis measurement) ----------------------------------------------------
+def _max_runs(population: list[Any], max_runs: int | None) -> list[Any]:
+    """The first ``max_runs`` runs (AUT) or samples (other sources) of each model."""
+    if max_runs is None:
+        return population
+    return [r for r in population if int(r.meta.get("run", r.sample)) < max_runs]
+
+
+def _judge_fingerprint(settings: Any, shared: _Shared, responses: Path | None,
+                       max_runs: int | None, extra: dict[str, Any]) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from creagraph.core.outdir import file_identity
+
+    return {
+        **settings.fingerprint(),
+        "source": shared.source.value,
+        "responses": file_identity(responses) if responses is not None else None,
+        "tasks": shared.tasks, "limit_tasks": shared.limit_tasks, "max_runs": max_runs,
+        "core_idea": shared.core_idea.value, "extractor": shared.extractor.value,
+        "tig": asdict(shared.config()),
+        **extra,
+    }
+
+
+def _echo_judge(rows: list[dict[str, Any]], diag: dict[str, Any], out: Path) -> None:
+    for row in rows:
+        typer.echo(f"{row['rank']:>2}  {row['model']:<40} {row['score']:+.3f} "
+                   f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  ranks "
+                   f"{row['rank_low']}–{row['rank_high']}  W/L/T {row['wins']}/"
+                   f"{row['losses']}/{row['ties']}")
+    if diag.get("fit_note"):
+        _warn(diag["fit_note"])
+    failing = [name for name, gate in diag["gates"].items() if gate["pass"] is False]
+    if failing:
+        _warn(f"pilot gate(s) failed: {', '.join(failing)} (see {out / 'diagnostics.json'})")
+    typer.echo(f"{diag['n_comparisons']} comparisons → {out}")
+
+
+@app.command("judge")
+@_shared
+def judge(
+    out: Annotated[Path, typer.Option("--out", help="Output folder (comparisons.jsonl, "
+                                      "leaderboard.csv, diagnostics.json).")],
+    responses: ResponsesArg = None,
+    dimension: Annotated[str, typer.Option(
+        "--dimension", help="usefulness | expressiveness | novelty")] = "novelty",
+    judge_kind: Annotated[str, typer.Option(
+        "--judge", help="llm | novelty-score | human")] = "novelty-score",
+    human_labels: Annotated[Path | None, typer.Option(
+        "--human-labels", help="--judge human: labels JSONL from `tig judge-import`.")] = None,
+    budget: Annotated[int, typer.Option("--budget", help="Comparisons to make, order-swap "
+                                        "re-asks included.")] = 300,
+    swap_share: Annotated[float, typer.Option(
+        "--swap-share", help="Share of comparisons re-asked with the order swapped.")] = 0.1,
+    margin: Annotated[float, typer.Option(
+        "--margin", help="novelty-score: a novelty difference within this is a tie.")] = 0.01,
+    batch: Annotated[int, typer.Option(
+        "--batch", help="Comparisons planned per active-sampling step.")] = 8,
+    concurrency: Annotated[int, typer.Option(
+        "--concurrency", help="LLM requests in flight at once.")] = 4,
+    max_runs: Annotated[int | None, typer.Option(
+        "--max-runs", help="Keep each model's first N runs (AUT) or samples.")] = None,
+    n_bootstrap: Annotated[int, typer.Option(
+        "--n-bootstrap", help="Bootstrap resamples of the intervals.")] = 200,
+    schedule: Annotated[str, typer.Option(
+        "--schedule", help="active (warm start, then most informative pairs) | uniform "
+        "(random pairs, the baseline).")] = "active",
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help="Delete this folder's previous results first.")] = False,
+    *,
+    shared: _Shared,
+) -> None:
+    """Checklist-assisted pairwise judging with active sampling and a Bradley–Terry
+    leaderboard (SPEC §4.12); resumable (``--seed`` also seeds the schedule)."""
+    from creagraph.core.io import InputError
+    from creagraph.core.outdir import claim_output_dir
+    from creagraph.tig.judge import OUTPUTS, JudgeSettings, run_judging
+
+    try:
+        settings = JudgeSettings(dimension=dimension, judge=judge_kind, budget=budget,
+                                 seed=shared.seed, swap_share=swap_share, margin=margin,
+                                 batch=batch, concurrency=concurrency,
+                                 n_bootstrap=n_bootstrap, schedule=schedule)
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    if settings.judge == "human":
+        _judge_human(out, human_labels, settings, fresh)
+        return
+    population = _max_runs(shared.load(responses), max_runs)
+    client = None
+    extra: dict[str, Any] = {}
+    if settings.judge == "llm":
+        from creagraph.core.llm import ChatClient
+
+        client = ChatClient.from_env(shared.llm_base_url, shared.llm_model,
+                                     _key(shared.llm_api_key, shared.llm_api_key_env))
+        extra = {"llm_base_url": client.base_url, "llm_model": client.model}
+    fingerprint = _judge_fingerprint(settings, shared, responses, max_runs, extra)
+    inputs = [responses] if responses is not None else []
+    with claim_output_dir(out, "tig judge", OUTPUTS, inputs=inputs, fingerprint=fingerprint,
+                          fresh=fresh):
+        tables = _tables(shared, population) if settings.dimension == "novelty" else None
+        try:
+            run = run_judging(population, settings, out, tables=tables,
+                              config=shared.config(), client=client)
+        except ValueError as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{out}: {exc}") from exc
+    if run.resumed:
+        typer.echo(f"resumed: {run.resumed} comparisons already made, {run.asked_now} new")
+    _echo_judge(run.leaderboard, run.diagnostics, out)
+
+
+def _judge_human(out: Path, labels: Path | None, settings: Any, fresh: bool) -> None:
+    from creagraph.core.io import InputError, write_jsonl
+    from creagraph.core.outdir import claim_output_dir, file_identity
+    from creagraph.tig.judge import OUTPUTS, read_comparisons, write_outputs
+
+    if labels is None:
+        raise InputError("--judge human needs --human-labels FILE (from `tig judge-import`)")
+    records = read_comparisons(labels)
+    if not records:
+        raise InputError(f"{labels}: no labels")
+    dims = {r.get("dimension") for r in records}
+    if dims != {settings.dimension}:
+        raise InputError(f"{labels}: labels are for {sorted(map(str, dims))}, not "
+                         f"--dimension {settings.dimension}")
+    models = sorted({r["model_a"] for r in records} | {r["model_b"] for r in records})
+    fingerprint = {**settings.fingerprint(), "labels": file_identity(labels)}
+    with claim_output_dir(out, "tig judge", OUTPUTS, inputs=[labels], fingerprint=fingerprint,
+                          fresh=fresh):
+        write_jsonl(out / "comparisons.jsonl", records)
+        try:
+            rows, diag = write_outputs(out, records, settings, models)
+        except ValueError as exc:
+            raise InputError(f"{labels}: {exc}") from exc
+    _echo_judge(rows, diag, out)
+
+
+@app.command("judge-export")
+@_shared
+def judge_export(
+    comparisons: Annotated[Path, typer.Argument(help="comparisons.jsonl of `tig judge`.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for pairs.csv, annotate.html "
+                                      "and key.jsonl.")],
+    responses: Annotated[Path | None, typer.Option(
+        "--responses", help="Responses JSONL (or --source) the comparisons were made on.")]
+    = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most N pairs.")] = None,
+    *,
+    shared: _Shared,
+) -> None:
+    """Pairs for human annotators: CSV, a self-contained HTML page, and the key."""
+    from creagraph.core.outdir import claim_output_dir
+    from creagraph.tig.judge import read_comparisons, response_text
+    from creagraph.tig.judge_export import EXPORT_OUTPUTS, export_pairs
+
+    records = read_comparisons(comparisons)
+    texts = {r.response_id: response_text(r) for r in shared.load(responses)}
+    with claim_output_dir(out, "tig judge-export", EXPORT_OUTPUTS, inputs=[comparisons]):
+        n = export_pairs(records, texts, out, limit=limit, seed=shared.seed)
+    typer.echo(f"{n} pairs → {out}")
+
+
+@app.command("judge-import")
+def judge_import(
+    labels: Annotated[Path, typer.Argument(help="Filled-in labels CSV (pair_id, label, "
+                                           "annotator).")],
+    key: Annotated[Path, typer.Option("--key", help="key.jsonl of `tig judge-export`.")],
+    out: Annotated[Path, typer.Option("--out", help="Human comparisons JSONL (for "
+                                      "`tig judge --judge human`).")],
+    comparisons: Annotated[Path | None, typer.Option(
+        "--comparisons", help="A judge's comparisons.jsonl to measure against the human "
+        "majority.")] = None,
+) -> None:
+    """Read annotators' labels; report a judge's agreement with the human majority."""
+    import json as _json
+
+    from creagraph.core.io import InputError, write_jsonl
+    from creagraph.tig.judge import read_comparisons
+    from creagraph.tig.judge_export import agreement_with_humans, import_labels, read_key
+
+    records = import_labels(labels, read_key(key))
+    if not records:
+        raise InputError(f"{labels}: no labelled pair")
+    write_jsonl(out, records)
+    typer.echo(f"{len(records)} labels → {out}")
+    if comparisons is not None:
+        result = agreement_with_humans(read_comparisons(comparisons), records)
+        typer.echo(_json.dumps(result))
