@@ -14,9 +14,12 @@ from creagraph.tig.population import build_atom_tables
 from creagraph.tig.schema import Response
 from creagraph.tig.score import (
     ScoreConfig,
+    distinct_ideas,
+    idea_novelty,
     idea_text,
     knn_distance,
     novelty_value,
+    rarity_value,
     score_responses,
     score_tables,
     write_scores,
@@ -72,7 +75,8 @@ def test_every_response_scored_with_evidence(calm_run, tmp_path):
     assert not run.skipped
     for s in run.scores:
         assert 0 <= s.novelty <= 1 and 0 <= s.cliche <= 1
-        assert s.novelty == pytest.approx(novelty_value(s.distance, s.cliche), abs=1e-6)
+        assert s.rarity is not None and 0 <= s.rarity <= 1
+        assert s.novelty == pytest.approx(idea_novelty(s.rarity, s.distance), abs=2e-6)
         # own model left out: 5 other models × 3 samples
         assert s.n_reference_models == 5 and s.n_reference_responses == 15
         assert s.nearest_response_id.split("|")[1] != s.model
