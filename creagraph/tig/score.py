@@ -18,8 +18,8 @@ to t, never a scored model's own.
   is the *plain-distance baseline* (no atoms, graph or clusters).
 * **Matched idea**: the reference ideas that are paraphrases of r's idea — cosine at least
   the synonym threshold ``τ = 0.8`` (not the looser similarity-edge threshold). For a
-  short answer, the reference answers within τ of the answer (embedded alone, so two
-  wordings of one use meet); for an atom, the TIG cluster (SPEC §4.4) of its nearest
+  short answer, the reference answers whose idea vectors lie within τ of ``e(r)``; for an
+  atom, the TIG cluster (SPEC §4.4) of its nearest
   canonical atom of P₋ₘ's graph when that is within τ. Let ``n_r`` be the reference
   responses and ``n_m`` the reference models in the matched idea, of ``N`` responses and
   ``M`` models.
@@ -626,8 +626,7 @@ def score_tables(
                                 t.responses[0].kind)
              for task_id, (t, _, _) in comparable.items()}
     texts = [idea_text(r) for t, _, _ in comparable.values() for r in t.responses]
-    answers = [r.core_idea.strip() for t, _, _ in comparable.values() for r in t.responses]
-    unit = _embed_unit(embedder, texts + answers)
+    unit = _embed_unit(embedder, texts)
     items = list(comparable.items())
     iterator = progress(items, total=len(items), desc="score", unit="task") \
         if show_progress else items
@@ -635,7 +634,9 @@ def score_tables(
         dim = next(iter(unit.values())).shape[0]
         task_vectors = np.stack([unit[idea_text(r)] for r in table.responses]) \
             if table.responses else np.zeros((0, dim), dtype=np.float32)
-        match_vectors = np.stack([unit[r.core_idea.strip()] for r in table.responses])
+        # paraphrases are matched in the brief's context too (measured on the human-rated
+        # dev prompts: the answer embedded alone matched unrelated answers; RESULTS.md)
+        match_vectors = task_vectors
         kind = kinds[task_id]
         by_id: dict[str, ResponseScore] = {}
         for model in scored:

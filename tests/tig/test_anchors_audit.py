@@ -245,3 +245,37 @@ def test_no_top_anchor_restates_noveltybench_briefs(embedder, offline_extractor)
                 if result.task_id == "curated-10":
                     assert name not in [label.casefold() for label in anchor.labels[:3]]
     assert count > 0
+
+
+def test_task_kinds_read_from_the_brief_family_or_an_explicit_kind():
+    from creagraph.tig.brief import brief_concept, task_kind
+
+    assert task_kind("What is a surprising use for a ROPE?") == "use"
+    assert task_kind("What is a surprising thing that makes a NOISE?") == "instance"
+    assert task_kind("Name things that are round.") == "instance"
+    assert task_kind("What would happen if people no longer needed sleep?") == "consequence"
+    assert task_kind("Create a visual concept that makes calm visible.") == "visual"
+    assert task_kind("Merge a violin and a river.", family="Combination") == "visual"
+    assert task_kind("What would you invent to make commuting fun?") == "open"
+    assert task_kind("What would you invent?", kind="use") == "use"
+    with pytest.raises(ValueError, match="task kind"):
+        task_kind("x", kind="poem")
+    assert brief_concept("What would happen if people no longer needed sleep?") == \
+        "people no longer needed sleep"
+    assert brief_concept("What is a surprising thing that makes a NOISE?") == \
+        "a thing that makes a noise"
+    # a multi-word visual brief has a concept phrase, never "the brief's concept"
+    assert brief_concept("Create a visual concept that fuses a clock and a tree.") == \
+        "a clock and a tree"
+    assert brief_concept("What would you invent to make commuting fun?") is None
+
+
+def test_anchor_wording_for_consequence_instance_and_open_kinds():
+    text = anchor_text("carrier", ["more free time", "longer work days"],
+                       concept="people no longer needed sleep", kind="consequence")
+    assert "consequence of people no longer needed sleep" in text and "carrier" not in text
+    text = anchor_text("carrier", ["alarm clock", "dog"], concept="a thing that makes a noise",
+                       kind="instance")
+    assert text.startswith("Does the answer name a thing that makes a noise other than")
+    text = anchor_text("motif", ["robot", "time machine"], kind="open")
+    assert "robot or time machine" in text and "brief's concept" not in text
