@@ -173,9 +173,13 @@ def _content_stems(text: str) -> list[str]:
     return [word_stem(w) for w in words if w not in _FUNCTION_WORDS]
 
 
-def brief_terms(brief: str, concept: str | None = None) -> frozenset[str]:
+def brief_terms(brief: str, concept: str | None = None, *,
+                instructions: bool = False) -> frozenset[str]:
     """Stems of the brief's content words, without instruction vocabulary; with
-    ``concept``, its words are added (an explicit concept overrides nothing it would lose).
+    ``concept``, its words are added (an explicit concept overrides nothing it would lose);
+    with ``instructions``, the instruction words the brief itself uses ("invent",
+    "interesting", "surprising") are added too — an atom made only of the brief's words,
+    instruction or not, restates the brief (what atoms are checked against).
 
     Examples
     --------
@@ -183,10 +187,16 @@ def brief_terms(brief: str, concept: str | None = None) -> frozenset[str]:
     ['calm']
     >>> sorted(brief_terms("Show it.", concept="quiet joy"))
     ['joy', 'quiet']
+    >>> sorted(brief_terms("Invent an interesting gadget.", instructions=True))
+    ['gadget', 'interest', 'invent']
     """
     terms = {word_stem(w) for w in _brief_words(brief)}
     if concept:
         terms.update(_content_stems(concept))
+    if instructions:
+        words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
+        terms.update(word_stem(w) for w in words if w not in _FUNCTION_WORDS
+                     and _is_instruction(w))
     return frozenset(t for t in terms if t)
 
 

@@ -279,3 +279,23 @@ def test_anchor_wording_for_consequence_instance_and_open_kinds():
     assert text.startswith("Does the answer name a thing that makes a noise other than")
     text = anchor_text("motif", ["robot", "time machine"], kind="open")
     assert "robot or time machine" in text and "brief's concept" not in text
+
+
+def test_the_briefs_instruction_words_never_become_anchors(embedder, offline_extractor):
+    """An atom made only of the brief's own words — instruction words such as "invent" and
+    "interesting" included — restates the brief: flagged, kept out of clusters."""
+    from creagraph.tig.population import build_atom_tables, build_population
+    from creagraph.tig.schema import Response
+
+    brief = "What would you invent to make an interesting place?"
+    ideas = ["An interesting place.", "An interesting place with a floating garden.",
+             "An interesting place under the sea.", "A library inside a whale.",
+             "An interesting place made of glass bridges."]
+    responses = [Response("invent", brief, f"m{i}", 0, text) for i, text in enumerate(ideas)]
+    table = build_atom_tables(responses, offline_extractor, embedder,
+                              show_progress=False)["invent"]
+    flagged = {table.atom_text[a] for a in range(table.n_atoms) if table.atom_from_brief[a]}
+    assert any("interesting place" in t.casefold() for t in flagged)
+    population = build_population(table)
+    labels = [label.casefold() for c in population.clusters for label in c.labels]
+    assert not any(label in ("interesting place", "an interesting place") for label in labels)
