@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from creagraph.tig.brief import TASK_KINDS
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import Population
 from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
@@ -73,6 +74,23 @@ USE_TEMPLATE = (
     "function into something unexpected?"
 )
 
+#: The other short-answer and open kinds (SPEC §4.10, §4.11).
+KIND_TEMPLATES = {
+    "consequence": (
+        "Does the answer foresee a consequence of {concept} other than {labels}, or take "
+        "that common outcome somewhere unexpected?"
+    ),
+    "instance": (
+        "Does the answer name {concept} other than {labels}, or find an unexpected "
+        "example?"
+    ),
+    "open": (
+        "Does the response go beyond the common answer ({labels}), or take the prompt "
+        "somewhere unexpected?"
+    ),
+}
+KIND_DEFAULT_CONCEPT = {"consequence": "the scenario", "instance": "an example"}
+
 DEFAULT_CONCEPT = "the brief's concept"
 DEFAULT_OBJECT = "the object"
 
@@ -97,9 +115,11 @@ def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = 
     concept : str, optional
         The brief's concept ("calm"); default "the brief's concept" ("the object" for a
         use task).
-    kind : {"visual", "use"}
+    kind : {"visual", "use", "consequence", "instance", "open"}
         The task kind (:func:`creagraph.tig.brief.task_kind`): visual briefs speak of
-        carriers, motifs and mechanisms; use tasks of uses and functions (SPEC §4.11).
+        carriers, motifs and mechanisms; use tasks of uses and functions; consequence
+        tasks of outcomes; instance tasks of examples; open prompts of the common answer
+        (SPEC §4.11).
 
     Examples
     --------
@@ -109,8 +129,8 @@ def anchor_text(atom_type: str, labels: Sequence[str], *, concept: str | None = 
     'Does the answer find a use for a brick other than doorstop or paperweight, or turn \
 that common function into something unexpected?'
     """
-    if kind not in ("visual", "use"):
-        raise ValueError(f"unknown task kind {kind!r} (expected 'visual' or 'use')")
+    if kind not in TASK_KINDS:
+        raise ValueError(f"unknown task kind {kind!r} (expected one of {', '.join(TASK_KINDS)})")
     if atom_type not in ANCHOR_TEMPLATES:
         raise ValueError(f"unknown atom type {atom_type!r} (expected one of {ATOM_TYPES})")
     top = [str(x) for x in labels[:3] if str(x)]
@@ -118,6 +138,9 @@ that common function into something unexpected?'
         raise ValueError("an anchor needs at least one label")
     if kind == "use":
         return USE_TEMPLATE.format(labels=join_labels(top), concept=concept or DEFAULT_OBJECT)
+    if kind in KIND_TEMPLATES:
+        return KIND_TEMPLATES[kind].format(
+            labels=join_labels(top), concept=concept or KIND_DEFAULT_CONCEPT.get(kind, ""))
     return ANCHOR_TEMPLATES[atom_type].format(
         labels=join_labels(top), concept=concept or DEFAULT_CONCEPT, them=_pronoun(top)
     )
@@ -162,8 +185,8 @@ def anchors_for_population(
         A cluster must be hit by at least this many distinct models.
     concept : str, optional
         The brief's concept for the question text.
-    kind : {"visual", "use"}
-        Task kind, see :func:`anchor_text`.
+    kind : str
+        Task kind (one of :data:`~creagraph.tig.brief.TASK_KINDS`), see :func:`anchor_text`.
 
     Returns
     -------

@@ -67,6 +67,8 @@ from creagraph.tig.schema import (
 __all__ = [
     "MIN_ATOMS",
     "MAX_ATOMS",
+    "MAX_IDEA_WORDS",
+    "idea_head",
     "AtomExtractor",
     "Phrase",
     "atom_form",
@@ -205,6 +207,27 @@ _PERSPECTIVE_PATTERN = re.compile(
 )
 _BOUNDARY = re.compile(r"[,;:.!?()\[\]{}\"“”«»—–/|]|\s-\s|\.\.\.")
 _MAX_PHRASE_WORDS = 5
+
+#: Words of a Core Idea the offline extractor reads. A Core Idea is one sentence; a runaway
+#: response (100,000 words) would otherwise have every phrase embedded, stalling ``tig
+#: build`` for minutes. The idea text is embedded through MiniLM's 256 tokens anyway.
+MAX_IDEA_WORDS = 400
+_WORDS_AHEAD = re.compile(r"\S+")
+
+
+def idea_head(idea: str, max_words: int = MAX_IDEA_WORDS) -> str:
+    """The first ``max_words`` whitespace-separated words of ``idea`` (all of a shorter
+    one, unchanged).
+
+    Examples
+    --------
+    >>> idea_head("a b c d", 2)
+    'a b'
+    """
+    for match_index, match in enumerate(_WORDS_AHEAD.finditer(idea)):
+        if match_index == max_words - 1:
+            return idea[: match.end()]
+    return idea
 
 
 @dataclass(frozen=True)
@@ -506,7 +529,7 @@ class OfflineExtractor:
         return bias
 
     def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        chunked = [chunk_phrases(r.core_idea) for r in responses]
+        chunked = [chunk_phrases(idea_head(r.core_idea)) for r in responses]
         forms = sorted({atom_form(p.text) for phrases in chunked for p in phrases})
         index = {form: i for i, form in enumerate(forms)}
         vectors = (

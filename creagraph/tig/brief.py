@@ -12,8 +12,11 @@ each task's brief:
 * :func:`is_from_brief` — an atom all of whose content words are brief terms (up to an
   English derivational ending: "calm" ~ "calmness" ~ "calming") restates the brief;
 * :func:`brief_concept` — the phrase anchors name as the concept ("calm", "a rope");
-* :func:`task_kind` — ``"use"`` for Alternative Uses style tasks ("What is a surprising use
-  for a ROPE?", "List alternative uses for a brick"), else ``"visual"`` (SPEC §4.11).
+* :func:`task_kind` — the task kind (SPEC §4.10, §4.11): ``"use"`` ("What is a surprising
+  use for a ROPE?"), ``"consequence"`` ("What would happen if people no longer needed
+  sleep?"), ``"instance"`` ("Name things that are round"), ``"visual"`` (a visual brief of
+  the Abstraction / Combination / Transformation / Adaptation families) or ``"open"`` (any
+  other prompt, e.g. NoveltyBench's); an explicit ``kind`` wins over what the brief says.
 
 Examples
 --------
@@ -40,11 +43,19 @@ __all__ = [
     "brief_concept",
     "is_from_brief",
     "task_kind",
+    "is_short_answer",
     "word_stem",
 ]
 
-#: Task kinds whose anchors are worded differently (SPEC §4.11).
-TASK_KINDS: tuple[str, ...] = ("visual", "use")
+#: Task kinds (SPEC §4.10); anchors are worded by kind (SPEC §4.11).
+TASK_KINDS: tuple[str, ...] = ("visual", "use", "consequence", "instance", "open")
+
+#: Kinds whose idea unit is the whole short answer (SPEC §4.10), not its typed atoms.
+SHORT_ANSWER_KINDS: frozenset[str] = frozenset({"use", "consequence", "instance"})
+
+#: The visual-brief families of SPEC §4.
+VISUAL_FAMILIES: frozenset[str] = frozenset(
+    {"abstraction", "combination", "transformation", "adaptation"})
 
 def _split(text: str) -> list[str]:
     return text.split()
@@ -87,8 +98,30 @@ _FUNCTION_WORDS = frozenset(
 
 _USE_TASK = re.compile(
     r"\b(?:alternative|surprising|unusual|creative|different|possible|other|new|original)\s+"
-    r"uses?\b|\buses?\s+(?:for|of)\s+(?:an?|the)\b|\bwhat\s+(?:else\s+)?(?:can|could)\s+"
-    r"(?:you|one|we)\s+(?:do|use)\b|\bthings?\s+(?:that|which)\s+(?:makes?|is|are)\b",
+    r"uses?\b|\buses?\s+(?:for|of)\s+(?:an?|the)\b|\bwhat\s+(?:else\s+)?"
+    r"(?:can|could)\s+(?:you|one|we)\s+(?:do|use)\b",
+    re.IGNORECASE,
+)
+_CONSEQUENCE_TASK = re.compile(
+    r"\bwhat\s+(?:would|might|could|will)\s+(?:happen|be\s+the\s+(?:consequences?|results?))"
+    r"\b|\bconsequences?\s+(?:of|if)\b|\bjust\s+suppose\b",
+    re.IGNORECASE,
+)
+_CONSEQUENCE_SCENARIO = re.compile(
+    r"\b(?:if|when|suppose|that)\s+((?:[^\W\d_][\w'’,-]*\s*)+?)\s*[?.!;:]?\s*$", re.IGNORECASE)
+_INSTANCE_TASK = re.compile(
+    r"\b(?:things?|objects?|items?|examples?)\s+(?:that|which)\s+(?:\w+\s+)?"
+    r"(?:makes?|is|are|can|could|have|has)\b|\b(?:name|list)\s+(?:all\s+)?(?:the\s+)?"
+    r"(?:things?|objects?|items?)\b",
+    re.IGNORECASE,
+)
+_INSTANCE_CLASS = re.compile(
+    r"\b((?:things?|objects?|items?|examples?)\s+(?:that|which)\s+[^?.!]*?)\s*[?.!]?\s*$",
+    re.IGNORECASE,
+)
+_VISUAL_BRIEF = re.compile(
+    r"\b(?:visual(?:ly|ise|ize)?|image|picture|depict|draw|illustrat\w*|paint\w*|poster|"
+    r"photograph\w*|scene)\b",
     re.IGNORECASE,
 )
 _USE_OBJECT = re.compile(
@@ -140,9 +173,13 @@ def _content_stems(text: str) -> list[str]:
     return [word_stem(w) for w in words if w not in _FUNCTION_WORDS]
 
 
-def brief_terms(brief: str, concept: str | None = None) -> frozenset[str]:
+def brief_terms(brief: str, concept: str | None = None, *,
+                instructions: bool = False) -> frozenset[str]:
     """Stems of the brief's content words, without instruction vocabulary; with
-    ``concept``, its words are added (an explicit concept overrides nothing it would lose).
+    ``concept``, its words are added (an explicit concept overrides nothing it would lose);
+    with ``instructions``, the instruction words the brief itself uses ("invent",
+    "interesting", "surprising") are added too — an atom made only of the brief's words,
+    instruction or not, restates the brief (what atoms are checked against).
 
     Examples
     --------
@@ -150,10 +187,16 @@ def brief_terms(brief: str, concept: str | None = None) -> frozenset[str]:
     ['calm']
     >>> sorted(brief_terms("Show it.", concept="quiet joy"))
     ['joy', 'quiet']
+    >>> sorted(brief_terms("Invent an interesting gadget.", instructions=True))
+    ['gadget', 'interest', 'invent']
     """
     terms = {word_stem(w) for w in _brief_words(brief)}
     if concept:
         terms.update(_content_stems(concept))
+    if instructions:
+        words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
+        terms.update(word_stem(w) for w in words if w not in _FUNCTION_WORDS
+                     and _is_instruction(w))
     return frozenset(t for t in terms if t)
 
 
@@ -166,8 +209,12 @@ def is_from_brief(atom_text: str, terms: frozenset[str] | set[str]) -> bool:
     return bool(stems) and all(s in terms for s in stems)
 
 
-def task_kind(brief: str, family: str | None = None) -> str:
-    """``"use"`` for an Alternative Uses style task, else ``"visual"`` (SPEC §4.11).
+def task_kind(brief: str, family: str | None = None, kind: str | None = None) -> str:
+    """The task kind of a brief (SPEC §4.10): one of :data:`TASK_KINDS`.
+
+    ``kind``, when given, wins (it must be one of :data:`TASK_KINDS`); then a family
+    naming the kind ("Alternative Uses", "Consequences", "Instances", a visual family);
+    then the brief's wording; a brief that fits no kind is ``"open"``.
 
     Examples
     --------
@@ -175,15 +222,53 @@ def task_kind(brief: str, family: str | None = None) -> str:
     'visual'
     >>> task_kind("anything", family="Alternative Uses")
     'use'
+    >>> task_kind("What would happen if people no longer needed sleep?")
+    'consequence'
+    >>> task_kind("What is a surprising thing that makes a NOISE?")
+    'instance'
+    >>> task_kind("Tell me a joke about a cat.")
+    'open'
     """
-    if family and "alternative use" in family.casefold():
+    if kind:
+        value = kind.strip().casefold()
+        if value not in TASK_KINDS:
+            raise ValueError(
+                f"unknown task kind {kind!r} (expected one of {', '.join(TASK_KINDS)})")
+        return value
+    folded = (family or "").casefold()
+    if "alternative use" in folded or folded in ("uses", "use", "aut"):
         return "use"
-    return "use" if _USE_TASK.search(brief or "") else "visual"
+    if folded.startswith("consequence"):
+        return "consequence"
+    if folded.startswith("instance"):
+        return "instance"
+    if folded in VISUAL_FAMILIES:
+        return "visual"
+    text = brief or ""
+    if _USE_TASK.search(text):
+        return "use"
+    if _CONSEQUENCE_TASK.search(text):
+        return "consequence"
+    if _INSTANCE_TASK.search(text):
+        return "instance"
+    if _VISUAL_BRIEF.search(text):
+        return "visual"
+    return "open"
 
 
-def brief_concept(brief: str, concept: str | None = None) -> str | None:
+def is_short_answer(kind: str) -> bool:
+    """True for the kinds whose idea unit is the whole answer (uses, consequences,
+    instances; SPEC §4.10)."""
+    return kind in SHORT_ANSWER_KINDS
+
+
+def brief_concept(brief: str, concept: str | None = None, kind: str | None = None
+                  ) -> str | None:
     """The concept anchors name: ``concept`` when given; for a use task its object with
-    its article ("a rope"); for a visual brief with a single content term, that term; else ``None``.
+    its article ("a rope"); for a consequence task its scenario ("people no longer needed
+    sleep"); for an instance task its class ("a thing that makes a noise"); for a visual
+    brief its content words as a phrase ("calm", "a clock and a tree"); ``None`` for an
+    open prompt or when the brief has no content word.
 
     Examples
     --------
@@ -191,12 +276,49 @@ def brief_concept(brief: str, concept: str | None = None) -> str | None:
     'a brick'
     >>> brief_concept("Create a visual concept that makes calm visible.")
     'calm'
+    >>> brief_concept("Create a visual concept that fuses a clock and a tree.")
+    'a clock and a tree'
+    >>> brief_concept("What would happen if people no longer needed sleep?")
+    'people no longer needed sleep'
+    >>> brief_concept("What is a surprising thing that makes a NOISE?")
+    'a thing that makes a noise'
     """
     if concept:
         return concept
-    if task_kind(brief) == "use":
+    found_kind = task_kind(brief, kind=kind)
+    text = normalize(brief or "")
+    if found_kind == "use":
         found = _USE_OBJECT.search(brief or "")
         if found:
             return normalize(found.group(1)).strip()
-    unique = list(dict.fromkeys(_brief_words(brief)))
-    return unique[0] if len(unique) == 1 else None
+    if found_kind == "consequence":
+        scenario = _CONSEQUENCE_SCENARIO.search(brief or "")
+        if scenario:
+            return normalize(scenario.group(1)).strip(" ,")
+        return None
+    if found_kind == "instance":
+        found = _INSTANCE_CLASS.search(brief or "")
+        if found:
+            phrase = normalize(found.group(1)).strip()
+            return phrase if re.match(r"(?:things|objects|items|examples)\b", phrase) \
+                else f"a {phrase}"
+        return None
+    if found_kind == "open":
+        return None
+    return _concept_phrase(text)
+
+
+def _concept_phrase(text: str) -> str | None:
+    """The brief's content words as the shortest phrase of the brief holding them all
+    (with the words between, an article before): "a clock and a tree"."""
+    words = _WORD.findall(text)
+    content = [i for i, w in enumerate(words)
+               if w.casefold() not in _FUNCTION_WORDS and not _is_instruction(w.casefold())]
+    if not content:
+        return None
+    if len(content) == 1:
+        return words[content[0]].casefold()
+    start, end = content[0], content[-1]
+    if start > 0 and words[start - 1].casefold() in ("a", "an", "the"):
+        start -= 1
+    return " ".join(w.casefold() for w in words[start : end + 1])

@@ -8,7 +8,8 @@ Commands (each reads a population from a JSONL file or a shared-folder adapter):
 * ``anchors``      — checklist anchors, leave-two-models-out for every model pair (or
   ``--pair``), or from the whole population with ``--whole-population``;
 * ``score``        — one novelty number per response against the other models'
-  responses, with the clusters hit as evidence (SPEC §4.10);
+  responses (or a reference population), with the matched ideas and clusters hit as
+  evidence and a per-model summary (SPEC §4.10);
 * ``audit-export`` — blank audit records (CSV or JSONL) for an anchors file;
 * ``audit-import`` — validate a filled-in audit file and summarise it;
 * ``judge``        — checklist-assisted pairwise judging with active sampling and one
@@ -511,8 +512,9 @@ def _whole_population_anchors(tables: dict[str, Any], config: TigConfig, top_k: 
         first = table.responses[0]
         found.extend(anchors_for_population(
             build_population(table, None, config), top_k=top_k, min_models=min_models,
-            concept=brief_concept(first.brief, concept),
-            kind=task_kind(first.brief, first.family)))
+            concept=brief_concept(first.brief, concept, task_kind(first.brief, first.family,
+                                                                  first.kind)),
+            kind=task_kind(first.brief, first.family, first.kind)))
     return found
 
 
@@ -608,40 +610,120 @@ def score(
                             "used as nearest neighbours.")
     ] = _SCORE.neighbour_share,
     cliche_weight: Annotated[
-        float, typer.Option("--cliche-weight", help="w in novelty = D·(1 − w·H).")
+        float, typer.Option("--cliche-weight", help="w in the baseline D·(1 − w·H).")
     ] = _SCORE.cliche_weight,
+    match_threshold: Annotated[
+        float, typer.Option("--match-threshold", help="Similarity at which a reference "
+                            "idea is a paraphrase of the response's idea.")
+    ] = _SCORE.match_threshold,
+    rarity_weight: Annotated[
+        float, typer.Option("--rarity-weight", help="α in novelty = α·rarity + (1 − α)·D.")
+    ] = _SCORE.rarity_weight,
+    reference: Annotated[
+        Path | None, typer.Option("--reference", help="Reference population (responses "
+                                  "JSONL): RESPONSES are scored against it.")
+    ] = None,
+    reference_source: Annotated[
+        Source | None, typer.Option("--reference-source", help="noveltybench | aut: the "
+                                    "shared population is the reference for RESPONSES.")
+    ] = None,
+    summary: Annotated[
+        Path | None, typer.Option("--summary", help="Also write the per-model summary "
+                                  "(novelty mean, bootstrap interval, distinct share) as JSON.")
+    ] = None,
     *,
     shared: _Shared,
 ) -> None:
-    """Novelty of every response against the other models' responses (SPEC §4.10)."""
-    from creagraph.core.io import InputError
+    """Novelty of every response against the other models' responses (SPEC §4.10), or,
+    with --reference / --reference-source, of RESPONSES against a reference population."""
+    from creagraph.core.io import InputError, atomic_write, dumps
     from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.tig.score import score_tables, write_scores
 
     try:
-        score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight)
+        score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight,
+                                   match_threshold=match_threshold,
+                                   rarity_weight=rarity_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
-    check_output_file(out, "tig score", inputs=shared.inputs(responses))
-    population = shared.load(responses)
+    inputs = [*shared.inputs(responses), *([reference] if reference is not None else [])]
+    check_output_file(out, "tig score", inputs=inputs)
+    if summary is not None:
+        check_output_file(summary, "tig score", inputs=[*inputs, out])
+    reference_models = None
+    if reference is not None or reference_source is not None:
+        population, reference_models = _with_reference(shared, responses, reference,
+                                                       reference_source)
+    else:
+        population = shared.load(responses)
     config = shared.config()
     tables = _tables(shared, population, concept)
-    run = score_tables(tables, None, config, score_config)
+    run = score_tables(tables, None, config, score_config, reference_models=reference_models)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for message in run.warnings:
         _warn(message)
     if not run.scores:
-        raise InputError(f"no response could be scored: all {len(run.skipped)} task(s) have "
-                         "a single model")
-    with claim_output_file(out, "tig score", inputs=shared.inputs(responses),
-                           fingerprint=shared.fingerprint(
-                               responses, concept=concept, neighbour_share=neighbour_share,
-                               cliche_weight=cliche_weight)):
+        raise InputError(f"no response could be scored: all {len(run.skipped)} task(s) "
+                         "were skipped")
+    fingerprint = shared.fingerprint(
+        responses, concept=concept, neighbour_share=neighbour_share,
+        cliche_weight=cliche_weight, match_threshold=match_threshold,
+        rarity_weight=rarity_weight,
+        reference=str(reference) if reference is not None else None,
+        reference_source=str(reference_source) if reference_source is not None else None)
+    with claim_output_file(out, "tig score", inputs=inputs, fingerprint=fingerprint):
         write_scores(out, run.scores)
+    rows = run.model_summary(score_config.bootstrap)
+    if summary is not None:
+        with claim_output_file(summary, "tig score", inputs=[*inputs, out],
+                               fingerprint=fingerprint), atomic_write(summary) as handle:
+            handle.write(dumps({"models": rows}) + "\n")
+    typer.echo(f"{'model':<24} {'n':>6} {'novelty':>8} {'95% interval':>17} "
+               f"{'distance':>8} {'distinct':>8}")
+    for row in rows:
+        interval = f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+        distinct = "" if row["distinct_share"] is None else f"{row['distinct_share']:.3f}"
+        typer.echo(f"{row['model'][:24]:<24} {row['n_responses']:>6} "
+                   f"{row['novelty_mean']:>8.3f} {interval:>17} {row['distance_mean']:>8.3f} "
+                   f"{distinct:>8}")
     typer.echo(f"{len(run.scores)} responses scored over {len(tables) - len(run.skipped)} "
                f"task(s)" + (f", {len(run.skipped)} skipped" if run.skipped else "")
                + f" → {out}")
+
+
+def _with_reference(shared: _Shared, responses: Path | None, reference: Path | None,
+                    reference_source: Source | None) -> tuple[list[Any], set[str]]:
+    """The scored responses plus the reference population, and the reference's models."""
+    from creagraph.core.io import InputError
+    from creagraph.tig.io import read_responses
+
+    if reference is not None and reference_source is not None:
+        raise InputError("give --reference or --reference-source, not both")
+    if responses is None:
+        raise InputError("--reference needs the responses to score (RESPONSES)")
+    scored = read_responses(responses)
+    if reference is not None:
+        ref = read_responses(reference)
+    else:
+        assert reference_source is not None
+        ref = _load(None, reference_source, shared.shared_dir, shared.tasks, shared.limit_tasks,
+                    shared.core_idea)
+    ref_models = {r.model for r in ref}
+    clash = sorted({r.model for r in scored} & ref_models)
+    if clash:
+        raise InputError(f"{responses}: model(s) {', '.join(clash)} also in the reference "
+                         "population: rename them")
+    ids = {r.response_id for r in ref}
+    dup = next((r.response_id for r in scored if r.response_id in ids), None)
+    if dup is not None:
+        raise InputError(f"{responses}: response_id {dup!r} is also in the reference")
+    if shared.tasks:
+        wanted = {t.strip() for t in shared.tasks.split(",") if t.strip()}
+        scored = [r for r in scored if r.task_id in wanted]
+    if not scored:
+        raise InputError(f"{responses}: no response to score")
+    return scored + ref, ref_models
 
 
 @app.command("audit-export")

@@ -162,13 +162,23 @@ class ScoreConfig:
     neighbour_share : float
         ρ: the share of the reference population averaged as nearest neighbours.
     cliche_weight : float
-        w in ``N = D · (1 − w·H)``; in [0, 1].
+        w in the plain-distance baseline ``B = D · (1 − w·H)``; in [0, 1].
+    match_threshold : float
+        τ: cosine similarity at which a reference idea is a paraphrase of the response's
+        idea (the synonym threshold; SPEC §4.10).
+    rarity_weight : float
+        α in ``N = α·R + (1 − α)·D``; in [0, 1].
+    bootstrap : int
+        Resamples behind each model's novelty interval.
     block : int
         Query rows per nearest-neighbour block (memory: block × reference size floats).
     """
 
     neighbour_share: float = 0.15
     cliche_weight: float = 0.1
+    match_threshold: float = 0.8
+    rarity_weight: float = 0.5
+    bootstrap: int = 2000
     block: int = 1024
 
     def __post_init__(self) -> None:
@@ -176,5 +186,11 @@ class ScoreConfig:
             raise ValueError(f"neighbour_share must lie in (0, 1], got {self.neighbour_share}")
         if not 0 <= self.cliche_weight <= 1:
             raise ValueError(f"cliche_weight must lie in [0, 1], got {self.cliche_weight}")
+        if not 0 < self.match_threshold <= 1:
+            raise ValueError(f"match_threshold must lie in (0, 1], got {self.match_threshold}")
+        if not 0 <= self.rarity_weight <= 1:
+            raise ValueError(f"rarity_weight must lie in [0, 1], got {self.rarity_weight}")
+        if self.bootstrap < 0:
+            raise ValueError("bootstrap must be non-negative")
         if self.block < 1:
             raise ValueError("block must be positive")

@@ -96,6 +96,14 @@ def response_from_record(record: Mapping[str, Any], where: str = "<record>") -> 
     family = record.get("family")
     if family is not None and not isinstance(family, str):
         raise InputError(f"{where}: field 'family' must be a string or null")
+    kind = record.get("kind")
+    if kind is not None:
+        from creagraph.tig.brief import TASK_KINDS
+
+        if not isinstance(kind, str) or kind.strip().casefold() not in TASK_KINDS:
+            raise InputError(f"{where}: field 'kind' must be one of {', '.join(TASK_KINDS)} "
+                             f"or null, got {kind!r}")
+        kind = kind.strip().casefold()
     response_id = record.get("response_id") or ""
     if not isinstance(response_id, str):
         raise InputError(f"{where}: field 'response_id' must be a string")
@@ -108,6 +116,7 @@ def response_from_record(record: Mapping[str, Any], where: str = "<record>") -> 
         visual_description=visual,
         family=family or None,
         response_id=response_id,
+        kind=kind,
     )
 
 

@@ -141,8 +141,8 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
     from creagraph.tig.brief import brief_concept, task_kind
 
     first = table.responses[0]
-    kind = task_kind(first.brief, first.family)
-    concept = brief_concept(first.brief, concept)
+    kind = task_kind(first.brief, first.family, first.kind)
+    concept = brief_concept(first.brief, concept, kind)
     results = []
     for pair in pairs if pairs is not None else model_pairs(table.models):
         population = l2mo_population(table, pair, config)

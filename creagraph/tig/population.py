@@ -290,7 +290,7 @@ def build_atom_table(
         brief = responses[r].brief
         terms = terms_of.get(brief)
         if terms is None:
-            terms = terms_of[brief] = brief_terms(brief, concept)
+            terms = terms_of[brief] = brief_terms(brief, concept, instructions=True)
         from_brief[i] = is_from_brief(form, terms)
     return AtomTable(
         task_id=task_id,

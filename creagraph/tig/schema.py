@@ -197,7 +197,9 @@ class Response:
     """One model response to a brief.
 
     ``response_id`` defaults to ``"{task_id}|{model}|{sample}"`` and must be unique in a
-    population; ``meta`` holds source-specific extras (kept out of comparisons).
+    population; ``meta`` holds source-specific extras (kept out of comparisons); ``kind``
+    is an explicit task kind (:data:`creagraph.tig.brief.TASK_KINDS`) overriding what is
+    read from the brief.
     """
 
     task_id: str
@@ -209,6 +211,7 @@ class Response:
     family: str | None = None
     response_id: str = ""
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    kind: str | None = None
 
     def __post_init__(self) -> None:
         if not self.response_id:
@@ -218,6 +221,8 @@ class Response:
         record = asdict(self)
         if not record["meta"]:
             del record["meta"]
+        if record["kind"] is None:
+            del record["kind"]
         return record
 
 

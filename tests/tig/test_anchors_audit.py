@@ -245,3 +245,57 @@ def test_no_top_anchor_restates_noveltybench_briefs(embedder, offline_extractor)
                 if result.task_id == "curated-10":
                     assert name not in [label.casefold() for label in anchor.labels[:3]]
     assert count > 0
+
+
+def test_task_kinds_read_from_the_brief_family_or_an_explicit_kind():
+    from creagraph.tig.brief import brief_concept, task_kind
+
+    assert task_kind("What is a surprising use for a ROPE?") == "use"
+    assert task_kind("What is a surprising thing that makes a NOISE?") == "instance"
+    assert task_kind("Name things that are round.") == "instance"
+    assert task_kind("What would happen if people no longer needed sleep?") == "consequence"
+    assert task_kind("Create a visual concept that makes calm visible.") == "visual"
+    assert task_kind("Merge a violin and a river.", family="Combination") == "visual"
+    assert task_kind("What would you invent to make commuting fun?") == "open"
+    assert task_kind("What would you invent?", kind="use") == "use"
+    with pytest.raises(ValueError, match="task kind"):
+        task_kind("x", kind="poem")
+    assert brief_concept("What would happen if people no longer needed sleep?") == \
+        "people no longer needed sleep"
+    assert brief_concept("What is a surprising thing that makes a NOISE?") == \
+        "a thing that makes a noise"
+    # a multi-word visual brief has a concept phrase, never "the brief's concept"
+    assert brief_concept("Create a visual concept that fuses a clock and a tree.") == \
+        "a clock and a tree"
+    assert brief_concept("What would you invent to make commuting fun?") is None
+
+
+def test_anchor_wording_for_consequence_instance_and_open_kinds():
+    text = anchor_text("carrier", ["more free time", "longer work days"],
+                       concept="people no longer needed sleep", kind="consequence")
+    assert "consequence of people no longer needed sleep" in text and "carrier" not in text
+    text = anchor_text("carrier", ["alarm clock", "dog"], concept="a thing that makes a noise",
+                       kind="instance")
+    assert text.startswith("Does the answer name a thing that makes a noise other than")
+    text = anchor_text("motif", ["robot", "time machine"], kind="open")
+    assert "robot or time machine" in text and "brief's concept" not in text
+
+
+def test_the_briefs_instruction_words_never_become_anchors(embedder, offline_extractor):
+    """An atom made only of the brief's own words — instruction words such as "invent" and
+    "interesting" included — restates the brief: flagged, kept out of clusters."""
+    from creagraph.tig.population import build_atom_tables, build_population
+    from creagraph.tig.schema import Response
+
+    brief = "What would you invent to make an interesting place?"
+    ideas = ["An interesting place.", "An interesting place with a floating garden.",
+             "An interesting place under the sea.", "A library inside a whale.",
+             "An interesting place made of glass bridges."]
+    responses = [Response("invent", brief, f"m{i}", 0, text) for i, text in enumerate(ideas)]
+    table = build_atom_tables(responses, offline_extractor, embedder,
+                              show_progress=False)["invent"]
+    flagged = {table.atom_text[a] for a in range(table.n_atoms) if table.atom_from_brief[a]}
+    assert any("interesting place" in t.casefold() for t in flagged)
+    population = build_population(table)
+    labels = [label.casefold() for c in population.clusters for label in c.labels]
+    assert not any(label in ("interesting place", "an interesting place") for label in labels)

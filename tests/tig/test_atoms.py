@@ -255,3 +255,22 @@ def test_offline_extractor_without_phrases(offline_extractor):
     (emoji,) = offline_extractor.extract([Response("t", "b", "m", 0, "Sure! 🍕 🍕")])
     assert [a.text for a in emoji] == ["🍕"]  # an emoji answer is an atom
     assert OfflineExtractor(offline_extractor.embedder).extract([]) == []
+
+
+def test_a_runaway_response_is_read_only_up_to_its_first_words(offline_extractor):
+    """One 100,000-word response must not stall extraction: only the first
+    MAX_IDEA_WORDS words are chunked and embedded (bounded work)."""
+    import time
+
+    from creagraph.tig.atoms import MAX_IDEA_WORDS, idea_head
+
+    head = "A paper lantern floating above a drowned cathedral at dusk."
+    tail = " ".join(f"zq{i}word" for i in range(100_000))
+    response = Response("t", "Make calm visible.", "m", 0, f"{head} {tail}")
+    start = time.perf_counter()
+    (atoms,) = offline_extractor.extract([response])
+    assert time.perf_counter() - start < 60
+    assert atoms and all(atom.text in idea_head(response.core_idea) for atom in atoms)
+    later = {f"zq{i}word" for i in range(MAX_IDEA_WORDS, 100_000)}
+    assert not any(set(atom.text.split()) & later for atom in atoms)
+    assert idea_head(head) == head and len(idea_head(tail).split()) == MAX_IDEA_WORDS

@@ -124,6 +124,33 @@ def test_score_command_writes_one_line_per_response(responses_file, tmp_path, ca
     assert "cliche_weight must lie in [0, 1]" in capsys.readouterr().err
 
 
+def test_score_against_a_reference_file_with_per_model_summary(responses_file, tmp_path,
+                                                                capsys):
+    from creagraph.tig.schema import Response
+
+    brief = calm_population()[0].brief
+    user = [Response("calm", brief, "mine", i, text) for i, text in enumerate(
+        ["A potted fern with green leaves to evoke calm.",
+         "A snail carrying a sleeping volcano.", "A still lake at dawn seen from above."])]
+    user_file = tmp_path / "mine.jsonl"
+    write_responses(user_file, user)
+    out, summary = tmp_path / "scores.jsonl", tmp_path / "summary.json"
+    assert main(["tig", "score", str(user_file), "--reference", str(responses_file),
+                 "--out", str(out), "--summary", str(summary)]) == 0
+    printed = capsys.readouterr().out
+    assert "3 responses scored over 1 task(s)" in printed and "mine" in printed
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["model"] for r in rows} == {"mine"}
+    assert all(r["n_reference_models"] == 6 for r in rows)
+    (model,) = json.loads(summary.read_text())["models"]
+    assert model["model"] == "mine" and model["n_responses"] == 3
+    assert model["ci_low"] <= model["novelty_mean"] <= model["ci_high"]
+    # a model name shared with the reference is refused, naming the file
+    assert main(["tig", "score", str(responses_file), "--reference", str(responses_file),
+                 "--out", str(out)]) == 2
+    assert "also in the reference population" in capsys.readouterr().err
+
+
 def test_runs_finish_and_nothing_produced_is_explained(tmp_path, capsys):
     from creagraph.tig.schema import Response
 

@@ -83,3 +83,21 @@ def test_atoms_file_round_trip_and_errors(tmp_path):
                    + "\n")
     with pytest.raises(InputError, match=r"atoms\[0\].text must be a non-empty string"):
         read_atoms(bad)
+
+
+def test_explicit_kind_field_is_read_and_checked(tmp_path):
+    import json as _json
+
+    from creagraph.core.io import InputError
+    from creagraph.tig.io import read_responses
+
+    row = {"task_id": "t", "brief": "Tell me something.", "model": "m", "sample": 0,
+           "core_idea": "x", "visual_description": ""}
+    path = tmp_path / "r.jsonl"
+    path.write_text(_json.dumps({**row, "kind": "Consequence"}) + "\n"
+                    + _json.dumps({**row, "sample": 1, "kind": "poem"}) + "\n")
+    with pytest.raises(InputError, match=r":2: field 'kind' must be one of"):
+        read_responses(path)
+    path.write_text(_json.dumps({**row, "kind": "Consequence"}) + "\n")
+    (response,) = read_responses(path)
+    assert response.kind == "consequence" and response.to_dict()["kind"] == "consequence"

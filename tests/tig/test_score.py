@@ -14,9 +14,12 @@ from creagraph.tig.population import build_atom_tables
 from creagraph.tig.schema import Response
 from creagraph.tig.score import (
     ScoreConfig,
+    distinct_ideas,
+    idea_novelty,
     idea_text,
     knn_distance,
     novelty_value,
+    rarity_value,
     score_responses,
     score_tables,
     write_scores,
@@ -72,7 +75,8 @@ def test_every_response_scored_with_evidence(calm_run, tmp_path):
     assert not run.skipped
     for s in run.scores:
         assert 0 <= s.novelty <= 1 and 0 <= s.cliche <= 1
-        assert s.novelty == pytest.approx(novelty_value(s.distance, s.cliche), abs=1e-6)
+        assert s.rarity is not None and 0 <= s.rarity <= 1
+        assert s.novelty == pytest.approx(idea_novelty(s.rarity, s.distance), abs=2e-6)
         # own model left out: 5 other models × 3 samples
         assert s.n_reference_models == 5 and s.n_reference_responses == 15
         assert s.nearest_response_id.split("|")[1] != s.model
@@ -110,7 +114,9 @@ def test_own_model_never_shapes_its_score(embedder, offline_extractor, calm_run)
     before = {s.response_id: s for s in calm_run.scores}
     after = {s.response_id: s for s in run.scores}
     for rid in ("calm|m1|0", "calm|m1|1"):  # only m1 changed: m1's other scores stay
-        assert after[rid].to_dict() == before[rid].to_dict()
+        # (but for ``distinct``, which describes m1's own samples, not its reference)
+        assert ({**after[rid].to_dict(), "distinct": None}
+                == {**before[rid].to_dict(), "distinct": None})
     assert after["calm|m2|0"].to_dict() != before["calm|m2|0"].to_dict()
 
 
@@ -171,3 +177,110 @@ def test_human_rated_answers_have_atoms_and_novelty_tracks_ratings(embedder,
         rhos.append(rho)
         assert rho > 0.1
     assert np.mean(rhos) > 0.3
+
+
+def test_rarity_is_monotone_in_matched_responses_and_models():
+    n, m = 120, 9
+    responses = np.arange(0, n + 1)
+    for models in range(m + 1):
+        values = rarity_value(responses, n, np.full_like(responses, models), m)
+        assert np.all(np.diff(values) < 0)  # strictly: more matches, less rare
+    for matched in (0, 5, n):
+        values = rarity_value(np.full(m + 1, matched), n, np.arange(m + 1), m)
+        assert np.all(np.diff(values) < 0)
+    assert rarity_value(0, n, 0, m) == 1.0 and rarity_value(n, n, m, m) == 0.0
+    with pytest.raises(ValueError):
+        rarity_value(0, 0, 0, 1)
+
+
+def test_idea_novelty_is_monotone_in_rarity_and_distance():
+    grid = np.linspace(0.0, 1.0, 11)
+    for alpha in (0.25, 0.5, 0.75):
+        for fixed in grid:
+            assert np.all(np.diff(idea_novelty(grid, np.full_like(grid, fixed), alpha)) > 0)
+            assert np.all(np.diff(idea_novelty(np.full_like(grid, fixed), grid, alpha)) > 0)
+    assert idea_novelty(1.0, 1.0) == 1.0 and idea_novelty(0.0, 0.0) == 0.0
+    with pytest.raises(ValueError):
+        ScoreConfig(rarity_weight=1.5)
+    with pytest.raises(ValueError):
+        ScoreConfig(match_threshold=0)
+
+
+def _aut_prompt(shared_dir: Path, prompt: str, limit: int) -> list[Response]:
+    rows = [r for r in _aut_rows(shared_dir, 100_000) if r["prompt"] == prompt][:limit]
+    def group(row: dict[str, str]) -> str:
+        return f"g{int(hashlib.sha1(row['participant'].encode()).hexdigest(), 16) % 5}"
+
+    return [Response(prompt, row["question"], group(row), i, row["response"],
+                     response_id=f"{prompt}|{i}") for i, row in enumerate(rows)]
+
+
+def test_short_answer_is_one_idea_matched_to_its_paraphrases(embedder, offline_extractor,
+                                                            shared_dir):
+    """Uses answers (real human answers to the rope prompt): the whole answer is the idea;
+    a paraphrase of a common answer is matched and rarer than an answer nobody gave."""
+    responses = _aut_prompt(shared_dir, "rope", 300)
+    common = max({r.core_idea.strip().casefold() for r in responses},
+                 key=lambda t: sum(r.core_idea.strip().casefold() == t for r in responses))
+    extra = [Response("rope", responses[0].brief, "user", 0, common.upper() + "!"),
+             Response("rope", responses[0].brief, "user", 1,
+                      "a tightrope for training circus snails")]
+    run = score_responses(responses + extra, offline_extractor, embedder, show_progress=False)
+    by_id = {s.response_id: s for s in run.scores}
+    copy, rare = by_id["rope|user|0"], by_id["rope|user|1"]
+    assert copy.kind == rare.kind == "use" and copy.clusters_hit == ()
+    assert copy.matched["n_responses"] >= 3 and copy.matched["n_models"] >= 2
+    assert copy.matched["similarity"] >= 0.8
+    assert copy.rarity < rare.rarity and copy.novelty < rare.novelty
+    assert all(s.rarity is not None and 0 <= s.novelty <= 1 for s in run.scores)
+    assert all(s.n_reference_models == 5 for s in run.scores if s.model == "user")
+
+
+def test_within_model_repetition_is_reported(embedder, offline_extractor):
+    brief = "What is a surprising use for a BRICK?"
+    varied = ["a doorstop", "a bookend", "grind it into pigment for paint",
+              "a heat store in an oven"]
+    repeated = ["a doorstop", "use it as a doorstop", "a door stop", "doorstop"]
+    other = ["a paperweight", "build a wall", "a weapon", "a garden border"]
+    responses = [Response("brick", brief, model, i, text)
+                 for model, texts in (("varied", varied), ("repeats", repeated),
+                                      ("other", other))
+                 for i, text in enumerate(texts)]
+    run = score_responses(responses, offline_extractor, embedder, show_progress=False)
+    n, distinct = run.repetition[("brick", "repeats")]
+    assert n == 4 and distinct <= 2 < run.repetition[("brick", "varied")][1]
+    rows = {r["model"]: r for r in run.model_summary(n_boot=200)}
+    assert rows["repeats"]["distinct_share"] < rows["varied"]["distinct_share"]
+    assert {s.distinct for s in run.scores if s.model == "repeats"} == {distinct / 4}
+    assert distinct_ideas(np.eye(3), 0.8).tolist() == [0, 1, 2]
+
+
+def test_scoring_against_a_reference_population(embedder, offline_extractor, calm_run):
+    """User models are scored against the reference models only, never each other; the
+    reference's own scores are not produced; the summary has a bootstrap interval."""
+    reference = calm_population()
+    user = [Response("calm", reference[0].brief, model, i, text)
+            for model, texts in (("u1", ["A potted fern with green leaves to evoke calm.",
+                                         "A snail carrying a sleeping volcano."]),
+                                 ("u2", ["A still lake at dawn seen from above.",
+                                         "A still lake at sunrise, seen from above."]))
+            for i, text in enumerate(texts)]
+    tables = build_atom_tables(user + reference, offline_extractor, embedder,
+                               show_progress=False)
+    run = score_tables(tables, embedder, reference_models={r.model for r in reference},
+                       show_progress=False)
+    assert {s.model for s in run.scores} == {"u1", "u2"}
+    assert all(s.n_reference_models == 6 and s.n_reference_responses == 18
+               for s in run.scores)
+    # u2 is not in u1's reference: adding u2 changes nothing of u1's scores
+    alone = score_tables(build_atom_tables(user[:2] + reference, offline_extractor, embedder,
+                                           show_progress=False), embedder,
+                         reference_models={r.model for r in reference}, show_progress=False)
+    assert [s.to_dict() for s in alone.scores] == [s.to_dict() for s in run.scores
+                                                   if s.model == "u1"]
+    rows = {r["model"]: r for r in run.model_summary(n_boot=500)}
+    for row in rows.values():
+        assert row["ci_low"] <= row["novelty_mean"] <= row["ci_high"]
+        assert row["interval_over"] == "responses"
+    missing = score_tables(tables, embedder, reference_models={"nobody"}, show_progress=False)
+    assert "calm" in missing.skipped and "reference" in missing.skipped["calm"]
