@@ -1,0 +1,108 @@
+"""Run manifests: ``run.json`` beside every output of ``run``, ``score`` and ``tig score``
+(what produced the numbers: software versions, models, prompts, settings, times).
+
+Versions are read from the installed distributions' metadata, so writing a manifest imports
+neither torch nor sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from creagraph.core.io import atomic_write
+
+__all__ = ["MANIFEST_NAME", "software_versions", "git_commit", "run_manifest", "write_manifest"]
+
+MANIFEST_NAME = "run.json"
+_PACKAGES = ("creagraph", "torch", "sentence-transformers", "httpx", "numpy")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit() -> str | None:
+    """The commit of the creagraph checkout that is running, when it is a git checkout
+    (with ``+dirty`` when it has uncommitted changes); ``None`` otherwise."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "") if head else None
+
+
+def software_versions() -> dict[str, Any]:
+    """Python, platform and the versions of creagraph and its numeric dependencies."""
+    out: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
+    for name in _PACKAGES:
+        out[name] = _version(name)
+    out["git_commit"] = git_commit()
+    return out
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
+def run_manifest(
+    command: str,
+    *,
+    started: float,
+    ended: float | None = None,
+    settings: Mapping[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A manifest record.
+
+    Parameters
+    ----------
+    command : str
+        ``"run create"``, ``"score"``, ``"tig score"``, …
+    started, ended : float
+        ``time.time()`` at the start and end (``ended`` defaults to now).
+    settings : mapping, optional
+        The run's settings (plain JSON values).
+    **fields
+        Anything else worth recording: ``embedder``, ``judge``, ``judge_prompt_digest``,
+        ``endpoint_model``, ``sampling``, ``requests`` …
+    """
+    ended = time.time() if ended is None else ended
+    return {
+        "command": command,
+        "software": software_versions(),
+        "started": _iso(started),
+        "ended": _iso(ended),
+        "seconds": round(ended - started, 3),
+        "settings": dict(settings or {}),
+        **fields,
+    }
+
+
+def write_manifest(out_dir: str | os.PathLike[str], manifest: Mapping[str, Any]) -> Path:
+    """Write ``run.json`` in ``out_dir`` atomically; returns its path."""
+    path = Path(out_dir) / MANIFEST_NAME
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(dict(manifest), indent=2, ensure_ascii=False, default=str) + "\n")
+    return path

@@ -1,0 +1,166 @@
+"""Prompts for the ``run`` job: creagraph's own CREATE prompt, user templates, and templates
+derived from a published answer file.
+
+A template is plain text with up to four placeholders, ``{query}``, ``{entity_a}``,
+``{entity_b}`` and ``{rel_b}``, each replaced by that field of the query record (one pass:
+text inside a field is never read as a placeholder). Any other brace is literal, so a
+template may show JSON.
+
+A published answer file stores the exact prompt each row was sent (``prompt``).
+:func:`derive_template` turns one row's prompt back into a template by replacing that row's
+field values by their placeholders, and :func:`check_template` renders it for every row and
+compares with the stored prompt byte for byte — so a user reproduces the published setting
+without creagraph shipping anyone's prompt text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from creagraph.core.io import InputError
+
+__all__ = [
+    "PLACEHOLDERS",
+    "DEFAULT_CREATE_TEMPLATE",
+    "render",
+    "check_placeholders",
+    "derive_template",
+    "check_template",
+    "TemplateCheck",
+    "digest",
+]
+
+PLACEHOLDERS = ("query", "entity_a", "entity_b", "rel_b")
+_SLOT = re.compile(r"\{(query|entity_a|entity_b|rel_b)\}")
+
+#: creagraph's own CREATE prompt (its own words), asking for the numbered-paths JSON that
+#: :func:`creagraph.scoring.parse.parse_answer` reads.
+DEFAULT_CREATE_TEMPLATE = """\
+{query}
+
+Find as many different chains of real, verifiable facts as you can that lead from \
+"{entity_a}" to something whose "{rel_b}" is "{entity_b}".
+
+Each chain is a list of triples [subject, relation, object]:
+- the first triple's subject is "{entity_a}";
+- each next triple starts from an entity named in the triple before it;
+- the last triple has the relation "{rel_b}" and the object "{entity_b}".
+
+Prefer specific links that few other entities share (a spouse, a founder, an author) over \
+broad ones (a country of citizenship, a genre), and make the chains differ from one another: \
+other intermediate entities, other relations, other areas of the entity's life or work. \
+Use canonical names of real entities only, and do not repeat a chain.
+
+Answer with one JSON object only, numbering the chains, between <answer> and </answer>:
+<answer>{"1": [["subject", "relation", "object"], ["subject", "relation", "object"]], \
+"2": [["subject", "relation", "object"]]}</answer>
+"""
+
+
+def digest(text: str) -> str:
+    """``sha256:<hex>`` of a text (a template's or a system prompt's identity)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_placeholders(template: str, *, where: str = "template") -> None:
+    """Refuse a template that names none of the query fields (it would send one prompt for
+    every query).
+
+    Raises
+    ------
+    InputError
+        When ``{query}`` and ``{entity_a}`` are both missing.
+    """
+    found = set(_SLOT.findall(template))
+    if not found & {"query", "entity_a"}:
+        raise InputError(
+            f"{where}: no {{query}} or {{entity_a}} placeholder (the template must name the "
+            "query; placeholders: {query}, {entity_a}, {entity_b}, {rel_b})"
+        )
+
+
+def render(template: str, record: Mapping[str, Any]) -> str:
+    """The template with its placeholders replaced by the record's fields (one pass).
+
+    Examples
+    --------
+    >>> render("Q: {query} ({entity_a}) {x}", {"query": "{entity_a}?", "entity_a": "A"})
+    'Q: {entity_a}? (A) {x}'
+    """
+    return _SLOT.sub(lambda m: str(record.get(m.group(1), "")), template)
+
+
+def derive_template(record: Mapping[str, Any], prompt_field: str = "prompt") -> str:
+    """A template from one row of a published answer file: its stored prompt with the row's
+    ``query``, ``entity_a``, ``entity_b`` and ``rel_b`` replaced by placeholders (longest
+    value first, so a name inside the query text is part of the query).
+
+    Raises
+    ------
+    InputError
+        When the row has no prompt, or its prompt contains none of its field values.
+
+    Examples
+    --------
+    >>> row = {"query": "How is A tied to B?", "entity_a": "A", "entity_b": "B",
+    ...        "rel_b": "r", "prompt": "Query: How is A tied to B?\\nStart at A, end at B (r)."}
+    >>> derive_template(row)
+    'Query: {query}\\nStart at {entity_a}, end at {entity_b} ({rel_b}).'
+    """
+    prompt = record.get(prompt_field)
+    if not isinstance(prompt, str) or not prompt:
+        raise InputError(f"field {prompt_field!r} is missing or empty (no stored prompt)")
+    values = {
+        name: str(record[name]) for name in PLACEHOLDERS if isinstance(record.get(name), str)
+    }
+    values = {k: v for k, v in values.items() if v}
+    if not values:
+        raise InputError("the row has none of the fields query, entity_a, entity_b, rel_b")
+    by_length = sorted(values.items(), key=lambda kv: -len(kv[1]))
+    pattern = re.compile("|".join(re.escape(v) for _, v in by_length))
+    names = {v: k for k, v in reversed(by_length)}
+    template = pattern.sub(lambda m: "{" + names[m.group(0)] + "}", prompt)
+    check_placeholders(template, where="the derived template")
+    return template
+
+
+@dataclass(frozen=True)
+class TemplateCheck:
+    """The result of :func:`check_template`: rows compared, rows reproduced exactly, and
+    the first mismatch (row number, character offset) when any."""
+
+    rows: int
+    matched: int
+    first_mismatch: tuple[int, int] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.rows > 0 and self.matched == self.rows
+
+
+def check_template(
+    template: str, records: Iterable[Mapping[str, Any]], prompt_field: str = "prompt"
+) -> TemplateCheck:
+    """Render ``template`` for every record and compare with its stored prompt byte for
+    byte; rows without a stored prompt are not counted."""
+    rows = matched = 0
+    first: tuple[int, int] | None = None
+    for number, record in enumerate(records, start=1):
+        stored = record.get(prompt_field)
+        if not isinstance(stored, str):
+            continue
+        rows += 1
+        made = render(template, record)
+        if made == stored:
+            matched += 1
+        elif first is None:
+            offset = next(
+                (i for i, (a, b) in enumerate(zip(made, stored)) if a != b),
+                min(len(made), len(stored)),
+            )
+            first = (number, offset)
+    return TemplateCheck(rows, matched, first)
