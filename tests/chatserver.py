@@ -93,6 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
             if act.kind == "ok":
                 model = body.get("model", "m") if isinstance(body, dict) else "m"
                 self._send(200, reply_body(act.content, act.finish, model))
+                with server.lock:
+                    server.completed.append(body)
             elif act.kind == "null":
                 self._send(200, reply_body(None))
             elif act.kind == "status":
@@ -137,6 +139,7 @@ class ChatServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.sent = 0
+        self.completed: list[Any] = []  # bodies whose reply was written in full
         self.closing = False
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
