@@ -56,6 +56,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -775,7 +776,9 @@ class ChatClient:
                 return json.loads(content.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 msg = getattr(exc, "msg", None) or str(exc)
-                raise LLMError(f"{self.url}: response is not JSON ({msg})", kind="not_json") from None
+                raise LLMError(
+                    f"{self.url}: response is not JSON ({msg})", kind="not_json"
+                ) from None
 
         return with_retries(
             attempt,
@@ -804,10 +807,8 @@ class ChatClient:
                 def cut() -> None:  # wakes a read blocked on a trickling server
                     expired.set()
                     if sock is not None:
-                        try:
+                        with contextlib.suppress(OSError):
                             sock.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
 
                 timer = threading.Timer(left, cut)
                 timer.daemon = True

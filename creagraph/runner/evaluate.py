@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from creagraph.core.io import InputError
 from creagraph.core.llm import Sampling

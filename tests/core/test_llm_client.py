@@ -13,7 +13,8 @@ MSG = [{"role": "user", "content": "hi"}]
 
 def test_a_redirect_to_another_host_is_never_followed_nor_its_reply_taken():
     with ChatServer(lambda b, n: Act("ok", content="evil verdicts")) as other:
-        with ChatServer(lambda b, n: Act("redirect", location=other.url + "/chat/completions")) as s:
+        target = other.url + "/chat/completions"
+        with ChatServer(lambda b, n: Act("redirect", location=target)) as s:
             client = ChatClient(s.url, model="m", api_key="secret-key", sleep=lambda _: None)
             with pytest.raises(LLMError, match="redirect to http://127.0.0.1:.* refused") as e:
                 client.chat(MSG)
