@@ -7,6 +7,7 @@ neither torch nor sentence-transformers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -20,10 +21,28 @@ from typing import Any
 
 from creagraph.core.io import atomic_write
 
-__all__ = ["MANIFEST_NAME", "software_versions", "git_commit", "run_manifest", "write_manifest"]
+__all__ = [
+    "MANIFEST_NAME",
+    "text_digest",
+    "software_versions",
+    "git_commit",
+    "run_manifest",
+    "write_manifest",
+]
 
 MANIFEST_NAME = "run.json"
 _PACKAGES = ("creagraph", "torch", "sentence-transformers", "httpx", "numpy")
+
+
+def text_digest(text: str) -> str:
+    """``sha256:<hex>`` of a text (a prompt's or a template's identity).
+
+    Examples
+    --------
+    >>> text_digest("abc")[:15]
+    'sha256:ba7816bf'
+    """
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _version(name: str) -> str | None:

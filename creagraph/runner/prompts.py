@@ -15,13 +15,13 @@ without creagraph shipping anyone's prompt text.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from creagraph.core.io import InputError
+from creagraph.core.manifest import text_digest as digest
 
 __all__ = [
     "PLACEHOLDERS",
@@ -59,11 +59,6 @@ Answer with one JSON object only, numbering the chains, between <answer> and </a
 <answer>{"1": [["subject", "relation", "object"], ["subject", "relation", "object"]], \
 "2": [["subject", "relation", "object"]]}</answer>
 """
-
-
-def digest(text: str) -> str:
-    """``sha256:<hex>`` of a text (a template's or a system prompt's identity)."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def check_placeholders(template: str, *, where: str = "template") -> None:

@@ -417,6 +417,9 @@ class Scorer:
             )
             paths = paths[: self.max_paths]
         tally = _AnswerTally()
+        prefetch = getattr(self.judge, "prefetch", None)
+        if prefetch is not None:  # an LLM judge asks all the answer's paths at once
+            prefetch(row, [path.triples for path in paths])
         path_records = [self._score_path(row, i, path, tally) for i, path in enumerate(paths)]
         results = self._set_utilities(tally)
         query = self._query_record(row, parsed, path_records, tally, results, issues)
