@@ -13,7 +13,7 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +24,9 @@ from creagraph.core.io import atomic_write
 __all__ = [
     "MANIFEST_NAME",
     "text_digest",
+    "query_set_digest",
+    "comparability",
+    "COMPARABILITY_COLUMNS",
     "software_versions",
     "git_commit",
     "run_manifest",
@@ -43,6 +46,49 @@ def text_digest(text: str) -> str:
     'sha256:ba7816bf'
     """
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def query_set_digest(queries: Iterable[Any]) -> str:
+    """The identity of a set of CREATE queries: the first 16 hex digits of the SHA-256 of
+    their distinct loosely normalised texts, sorted (order, case, accents, punctuation and
+    spacing do not matter; a changed word does).
+
+    Examples
+    --------
+    >>> query_set_digest(["How are A and B linked?", "Q2"]) == query_set_digest(
+    ...     ["q2", "how are a and b  linked"])
+    True
+    """
+    from creagraph.core.text import normalize_loose
+
+    texts = sorted({normalize_loose(q) for q in queries if isinstance(q, str)})
+    joined = "\n".join(texts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:16]
+
+
+#: The columns that must agree for two models' scores to be ranked together.
+COMPARABILITY_COLUMNS = ("judge", "mode")
+
+
+def comparability(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """Why these models' rows (leaderboard / summary rows with ``model``, ``judge``,
+    ``mode``) cannot be ranked together, or ``None`` when they can.
+
+    Examples
+    --------
+    >>> comparability([{"model": "a", "judge": "kg", "mode": "paper"},
+    ...                {"model": "b", "judge": "stored", "mode": "paper"}])
+    'judge differs: a kg, b stored'
+    >>> comparability([{"model": "a", "judge": "kg", "mode": "paper"}]) is None
+    True
+    """
+    rows = list(rows)
+    for column in COMPARABILITY_COLUMNS:
+        values = {str(r.get(column)) for r in rows}
+        if len(values) > 1:
+            listed = ", ".join(f"{r.get('model')} {r.get(column)}" for r in rows)
+            return f"{column} differs: {listed}"
+    return None
 
 
 def _version(name: str) -> str | None:
@@ -119,9 +165,11 @@ def run_manifest(
     }
 
 
-def write_manifest(out_dir: str | os.PathLike[str], manifest: Mapping[str, Any]) -> Path:
-    """Write ``run.json`` in ``out_dir`` atomically; returns its path."""
-    path = Path(out_dir) / MANIFEST_NAME
+def write_manifest(
+    out_dir: str | os.PathLike[str], manifest: Mapping[str, Any], *, name: str = MANIFEST_NAME
+) -> Path:
+    """Write ``run.json`` (or ``name``) in ``out_dir`` atomically; returns its path."""
+    path = Path(out_dir) / name
     with atomic_write(path) as handle:
         handle.write(json.dumps(dict(manifest), indent=2, ensure_ascii=False, default=str) + "\n")
     return path

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -570,6 +571,7 @@ def score(
         score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
+    started = time.time()
     population = shared.load(responses)
     config = shared.config()
     tables = _tables(shared, population, concept)
@@ -582,9 +584,32 @@ def score(
         raise InputError(f"no response could be scored: all {len(run.skipped)} task(s) have "
                          "a single model")
     write_scores(out, run.scores)
+    _write_tig_manifest(out, started, config, score_config, responses)
     typer.echo(f"{len(run.scores)} responses scored over {len(tables) - len(run.skipped)} "
                f"task(s)" + (f", {len(run.skipped)} skipped" if run.skipped else "")
                + f" → {out}")
+
+
+def _write_tig_manifest(out: Path, started: float, config: Any, score_config: Any,
+                        responses: Path | None) -> None:
+    """``<out>.run.json`` beside the scores file (:mod:`creagraph.core.manifest`)."""
+    import dataclasses
+
+    from creagraph.core.embeddings import DEFAULT_MODEL_NAME
+    from creagraph.core.manifest import run_manifest, write_manifest
+
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        return repr(value)
+
+    manifest = run_manifest(
+        "tig score", started=started,
+        settings={"tig": plain(config), "score": plain(score_config),
+                  "responses": str(responses) if responses else None},
+        embedder={"model": DEFAULT_MODEL_NAME},
+    )
+    write_manifest(out.parent, manifest, name=out.name + ".run.json")
 
 
 @app.command("audit-export")

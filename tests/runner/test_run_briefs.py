@@ -95,3 +95,24 @@ def test_briefs_need_one_source(capsys, tmp_path):
     code, _, err = run(capsys, "run", "briefs", bad, "--out", tmp_path / "x",
                        "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
     assert code == 2 and "row 2: task_id 'a' appears twice" in err
+
+
+def test_two_runs_scored_by_tig_score_with_a_manifest(capsys, tmp_path):
+    briefs = tmp_path / "briefs.jsonl"
+    briefs.write_text(json.dumps({"task_id": "aut-brick", "family": "Alternative Uses",
+                                  "brief": "List alternative uses for a brick."}) + "\n")
+    with ChatServer(script) as server:
+        for name in ("model-a", "model-b"):
+            code, _, err = run(capsys, "run", "briefs", briefs, "--out", tmp_path / name,
+                               "--llm-base-url", server.url, "--llm-model", "m",
+                               "--model-name", name, "--samples", 2)
+            assert code == 0, err
+        assert len(server.requests) == 2  # the second run came from the reply cache
+    both = tmp_path / "both.jsonl"
+    both.write_text("".join((tmp_path / n / "responses.jsonl").read_text()
+                            for n in ("model-a", "model-b")))
+    scores = tmp_path / "scores.jsonl"
+    code, _, err = run(capsys, "tig", "score", both, "--out", scores)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "scores.jsonl.run.json").read_text())
+    assert manifest["command"] == "tig score" and manifest["software"]["creagraph"]
