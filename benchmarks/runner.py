@@ -15,10 +15,13 @@ Prints:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import multiprocessing
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.chatserver
@@ -32,10 +35,33 @@ from creagraph.scoring.parse import parse_answer  # noqa: E402
 from tests.chatserver import Act, ChatServer, prompt_of  # noqa: E402
 
 
+def _serve(kind: str, latency: float, ports) -> None:
+    script = verdicts(latency) if kind == "judge" else (
+        lambda b, n: Act(content="ok", delay=latency)
+    )
+    server = ChatServer(script)
+    ports.put(server.port)
+    server.thread.join()
+
+
+@contextlib.contextmanager
+def server_process(kind: str, latency: float) -> Iterator[str]:
+    """The scripted server in its own process (as a real endpoint is: it does not share
+    the client's interpreter lock); yields its URL."""
+    ports: multiprocessing.Queue = multiprocessing.Queue()
+    proc = multiprocessing.Process(target=_serve, args=(kind, latency, ports), daemon=True)
+    proc.start()
+    try:
+        yield f"http://127.0.0.1:{ports.get(timeout=30)}/v1"
+    finally:
+        proc.terminate()
+        proc.join()
+
+
 def throughput(latency: float, k: int, rounds: int = 6) -> float:
     """Requests per second at concurrency ``k`` (``rounds × k`` requests)."""
-    with ChatServer(lambda b, n: Act(content="ok", delay=latency)) as server:
-        client = ChatClient(server.url, model="m", timeout=30)
+    with server_process("plain", latency) as url:
+        client = ChatClient(url, model="m", timeout=30)
         requests = [ChatRequest([{"role": "user", "content": f"q{i}"}]) for i in range(k * rounds)]
         client.map(requests[:k], concurrency=k, show_progress=False)  # open the connections
         start = time.perf_counter()
@@ -57,8 +83,8 @@ def verdicts(latency: float):
 
 
 def judge_wall(rows, latency: float, concurrency: int) -> tuple[float, int]:
-    with ChatServer(verdicts(latency)) as server:
-        judge = LlmJudge(server.url, "judge", concurrency=concurrency, cache=False)
+    with server_process("judge", latency) as url:
+        judge = LlmJudge(url, "judge", concurrency=concurrency, cache=False)
         start = time.perf_counter()
         for row in rows:
             paths = parse_answer(row.answer).paths
@@ -67,7 +93,7 @@ def judge_wall(rows, latency: float, concurrency: int) -> tuple[float, int]:
                 if p.triples:
                     judge.judge(row, i, p.triples)
         wall = time.perf_counter() - start
-        sent = len(server.requests)
+        sent = judge.client.requests_sent
         judge.client.close()
     return wall, sent
 

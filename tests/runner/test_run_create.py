@@ -250,3 +250,35 @@ def test_resume_after_kill_9_sends_only_the_missing_requests(tmp_path, published
     assert sorted(set(first) | set(again)) == sorted(r["prompt"] for r in rows) or len(
         set(first) | set(again)) == 20
     assert len(read_jsonl(tmp_path / "run" / "answers.jsonl")) == 20
+
+
+def test_eval_create_runs_scores_and_reports(capsys, tmp_path, published, store_dir):
+    rows = read_records(published)[:3]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    compare = tmp_path / "GPT-4.1_model_name_gpt-4.1.jsonl"
+    compare.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with ChatServer(answer_for(rows)) as server:
+        code, out, err = run(capsys, "eval", "create", queries, "--out", tmp_path / "eval",
+                             "--llm-base-url", server.url, "--llm-model", "mine",
+                             "--store", store_dir, "--compare", compare)
+        assert code == 0, err
+    assert (tmp_path / "eval" / "report" / "report.html").exists()
+    board = {r["model"]: r for r in read_records(tmp_path / "eval" / "report" / "leaderboard.csv")}
+    assert set(board) == {"mine", "GPT-4.1"}
+    assert {r["judge"] for r in board.values()} == {"kg"}
+    assert board["mine"]["query_set"] == board["GPT-4.1"]["query_set"]
+    summary = read_records(tmp_path / "eval" / "score" / "summary.csv")
+    assert {r["mode"] for r in summary} == {"paper"} and all(r["creagraph_version"]
+                                                              for r in summary)
+
+
+def test_report_refuses_to_rank_models_judged_differently(capsys, tmp_path):
+    from creagraph.core.io import InputError
+    from creagraph.report import write_report
+
+    queries = [{"model": m, "query": "Q?", "query_key": "index:0", "judge": j, "mode": "paper",
+                "utility": {"0.7": 1.0, "0.9": 1.0}, "n_kept": 1}
+               for m, j in (("a", "kg"), ("b", "stored"))]
+    with pytest.raises(InputError, match="judge differs: a kg, b stored"):
+        write_report(queries, tmp_path / "r", n_resamples=50)
