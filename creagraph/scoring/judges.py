@@ -382,13 +382,14 @@ class LlmJudge:
         failures (unreachable, redirect, 401/403/404) stop the run here."""
         from creagraph.core.llm import ChatRequest, Sampling
 
+        self._ready.clear()  # what the previous answer left unasked
         requests, keys = [], []
         for triples in paths:
             if not triples:
                 continue
             messages = self._prompt(row, triples)
             key = json.dumps(messages, ensure_ascii=False)
-            if key in self._ready or key in keys:
+            if key in keys:
                 continue
             keys.append(key)
             sampling = Sampling(temperature=0.0, max_tokens=256 * len(triples) + 256)
