@@ -297,6 +297,17 @@ class LlmJudge:
         ``$OPENAI_API_KEY``.
     api_key_env : str, optional
         Name of the environment variable holding the key (an error when it is unset).
+    timeout : float
+        Total seconds one request may take (the client's deadline; default 90).
+    concurrency : int
+        Requests in flight at once: :meth:`prefetch` asks all the paths of one answer
+        together (the scoring pipeline calls it before judging the paths).
+    cache : ReplyCache, path or False, optional
+        The reply cache (default ``$CREAGRAPH_CACHE_DIR/llm-replies.sqlite``; ``False``:
+        none), so re-scoring into a new folder sends no request already answered.
+
+    :attr:`usage` counts requests (sent, cached, failed) and tokens; ``creagraph score``
+    prints it and writes it to ``run.json``.
     """
 
     name = "llm"
