@@ -3,6 +3,7 @@ published answer files given for comparison, scored the same way) and write the 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,7 +68,8 @@ def eval_create(
     if not summary["rows"]:
         raise InputError(f"{run_dir}: no answers came back; nothing to score")
     answers = run_dir / "answers.jsonl"
-    score_to_dir([answers, *map(Path, compare)], score_dir, config)
+    run_settings = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["settings"]
+    score_to_dir([answers, *map(Path, compare)], score_dir, config, run_settings=run_settings)
     from creagraph.core.outdir import claim_output_dir
 
     scored = read_scored([score_dir])

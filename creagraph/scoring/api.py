@@ -354,6 +354,7 @@ def score_to_dir(
     address: str | None = None,
     parquet: bool = False,
     fresh: bool = False,
+    run_settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score answer files into the output folder ``out``, as ``creagraph score`` does
     (SPEC §3.2–3.8, §6).
@@ -363,7 +364,8 @@ def score_to_dir(
     the same settings and inputs resumes, ``fresh`` deletes the previous results first.
     ``engine`` is ``local``, ``dask`` or ``ray`` (``workers``/``address``: the cluster, see
     :mod:`creagraph.scoring.distributed`); ``parquet`` also writes the three tables as
-    Parquet. ``config`` is validated by the caller. Returns the counts of
+    Parquet; ``run_settings`` (``eval create``: the settings of the run that made the
+    answers) join the fingerprint. ``config`` is validated by the caller. Returns the counts of
     :func:`creagraph.scoring.pipeline.score_files`.
     """
     from creagraph.core.outdir import claim_output_dir
@@ -378,7 +380,10 @@ def score_to_dir(
         "score",
         SCORE_OUTPUTS,
         inputs=inputs,
-        fingerprint=score_fingerprint(config, inputs, model),
+        fingerprint={
+            **score_fingerprint(config, inputs, model),
+            **({"run": dict(run_settings)} if run_settings is not None else {}),
+        },
         fresh=fresh,
     )
     started = time.time()

@@ -268,6 +268,8 @@ def test_eval_create_runs_scores_and_reports(capsys, tmp_path, published, store_
     assert set(board) == {"mine", "GPT-4.1"}
     assert {r["judge"] for r in board.values()} == {"kg"}
     assert board["mine"]["query_set"] == board["GPT-4.1"]["query_set"]
+    marker = json.loads((tmp_path / "eval" / "score" / ".creagraph-out.json").read_text())
+    assert marker["fingerprint"]["run"]["model_name"] == "mine"
     summary = read_records(tmp_path / "eval" / "score" / "summary.csv")
     assert {r["mode"] for r in summary} == {"paper"} and all(r["creagraph_version"]
                                                               for r in summary)
