@@ -10,6 +10,7 @@ arrival number (0, 1, …) and returns an :class:`Act` — what to answer:
 - ``Act("huge", size=bytes)``: 200 with a body of ``size`` bytes, streamed;
 - ``Act("trickle", delay=s)``: 200, then one byte every ``delay`` seconds (for ever);
 - ``Act("malformed")``: 200 with a body that is not JSON;
+- ``Act("drop")``: the connection closed without a reply;
 - ``Act("null")``: a reply whose message content is ``null``.
 
 The server records every request (``requests``: path, headers, body, arrival time) and the
@@ -101,6 +102,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(act.code, b'{"error": "scripted"}', act.headers)
             elif act.kind == "redirect":
                 self._send(302, b"", {"Location": act.location})
+            elif act.kind == "drop":  # close the connection without a reply
+                self.close_connection = True
             elif act.kind == "malformed":
                 self._send(200, b"<html>not json")
             elif act.kind == "huge":

@@ -747,6 +747,8 @@ class ChatClient:
                         kind="deadline",
                     ) from None
                 raise Retry(exc) from None
+            except httpx.ConnectTimeout as exc:  # no connection at all: like a refusal
+                raise Retry(exc) from None
             except httpx.TimeoutException as exc:
                 deadlines[0] += 1
                 if deadlines[0] > 1:
@@ -850,11 +852,11 @@ class ChatClient:
         """The error once every attempt failed: ``status`` the last HTTP status, and
         ``unreachable`` when the server could not be reached at all (not a timeout)."""
         status = last.status if isinstance(last, _HTTPStatus) else None
-        timed_out = isinstance(last, _Deadline | httpx.TimeoutException)
-        unreachable = status is None and not timed_out
+        unreachable = isinstance(last, httpx.ConnectError | httpx.ConnectTimeout | OSError)
         kind = (
             f"http_{status}" if status else "deadline" if isinstance(last, _Deadline)
-            else "timeout" if timed_out else "unreachable"
+            else "unreachable" if unreachable
+            else "timeout" if isinstance(last, httpx.TimeoutException) else "connection"
         )
         return LLMError(
             f"{self.url}: giving up after {self.retries + 1} attempts: {last}",

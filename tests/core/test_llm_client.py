@@ -170,3 +170,16 @@ def test_client_is_thread_safe_for_plain_chat():
         for t in threads:
             t.join()
         assert out == {i: str(i) for i in range(8)} and client.requests_sent == 8
+
+
+def test_a_dropped_connection_is_retried_and_counted_not_fatal():
+    def script(body, n):
+        return Act("drop") if prompt_of(body) == "q0" else Act(content="ok")
+
+    with ChatServer(script) as s:
+        client = ChatClient(s.url, model="m", retries=2, sleep=lambda _: None)
+        requests = [ChatRequest([{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+        result = client.map(requests, concurrency=2)
+        assert result.failures == {"connection": 1}
+        assert [r.content for r in result.replies] == [None, "ok", "ok"]
+        assert len(s.requests) == 5  # q0 three times
