@@ -70,13 +70,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
-
-import httpx
 
 from creagraph.core.io import InputError
 from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
+
+if TYPE_CHECKING:  # httpx is imported on the first request (the CLI starts without it)
+    import httpx
 
 __all__ = [
     "ChatClient",
@@ -699,6 +700,8 @@ class ChatClient:
         return reply
 
     def _client(self) -> httpx.Client:
+        import httpx
+
         with self._http_lock:
             if self._http is None:
                 self._http = httpx.Client(
@@ -731,6 +734,7 @@ class ChatClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         deadlines = [0]
+        import httpx
 
         def attempt(_: int) -> Any:
             self._rate.wait()
@@ -792,6 +796,8 @@ class ChatClient:
 
     def _send(self, data: bytes, headers: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
         """One HTTP exchange within the deadline; the body read at most up to the cap."""
+        import httpx
+
         start = time.monotonic()
         per_read = min(self.timeout, self.deadline)
         timeout = httpx.Timeout(per_read, connect=min(per_read, 30.0))
@@ -851,6 +857,8 @@ class ChatClient:
     def _giving_up(self, last: BaseException | None) -> LLMError:
         """The error once every attempt failed: ``status`` the last HTTP status, and
         ``unreachable`` when the server could not be reached at all (not a timeout)."""
+        import httpx
+
         status = last.status if isinstance(last, _HTTPStatus) else None
         unreachable = isinstance(last, httpx.ConnectError | httpx.ConnectTimeout | OSError)
         kind = (
