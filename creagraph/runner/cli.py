@@ -193,28 +193,32 @@ def briefs(
 def template(
     answers: Annotated[Path, typer.Argument(help="A published answer file with a 'prompt' field.")],
     out: Annotated[Path, typer.Option("--out", help="Template file to write.")],
-    row: Annotated[int, typer.Option("--row", help="Row to derive it from (1 = first).")] = 1,
+    row: Annotated[
+        int | None,
+        typer.Option("--row", help="Row to derive it from (1 = first; default: the first "
+                     "row whose template rebuilds every stored prompt)."),
+    ] = None,
 ) -> None:
     """Derive a --prompt-template from a published answer file: one row's stored prompt
     with its query fields replaced by placeholders, checked to reproduce every row's
     stored prompt byte for byte (refused otherwise)."""
     from creagraph.core.io import atomic_write, read_records
     from creagraph.core.outdir import check_inputs_outside
-    from creagraph.runner.prompts import check_template, derive_template
+    from creagraph.runner.prompts import derive_checked_template
 
     records = read_records(answers)
-    if not 1 <= row <= len(records):
+    if row is not None and not 1 <= row <= len(records):
         raise InputError(f"--row: {answers} has {len(records)} rows, not {row}")
     try:
-        text = derive_template(records[row - 1])
+        text, used, check = derive_checked_template(records, row)
     except InputError as exc:
-        raise InputError(f"{answers}: row {row}: {exc}") from None
-    check = check_template(text, records)
+        where = f"row {row}: " if row is not None else ""
+        raise InputError(f"{answers}: {where}{exc}") from None
     if not check.ok:
-        where = check.first_mismatch
-        detail = f"row {where[0]} differs at character {where[1]}" if where else "no prompts"
+        first = check.first_mismatch
+        detail = f"row {first[0]} differs at character {first[1]}" if first else "no prompts"
         raise InputError(
-            f"{answers}: the template from row {row} reproduces {check.matched} of "
+            f"{answers}: the template from row {used} reproduces {check.matched} of "
             f"{check.rows} stored prompts ({detail}); try another --row"
         )
     if out.exists() and out.resolve() == answers.resolve():
@@ -224,7 +228,8 @@ def template(
         raise InputError(f"{out}: exists; creagraph does not overwrite a file it did not make")
     with atomic_write(out) as handle:
         handle.write(text)
-    typer.echo(f"{out}: template reproduces all {check.rows} stored prompts of {answers}")
+    typer.echo(f"{out}: template from row {used} reproduces all {check.rows} stored prompts "
+               f"of {answers}")
 
 
 @eval_app.command("create")

@@ -16,7 +16,7 @@ without creagraph shipping anyone's prompt text.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "derive_template",
     "check_template",
     "TemplateCheck",
+    "derive_checked_template",
     "digest",
 ]
 
@@ -159,3 +160,36 @@ def check_template(
             )
             first = (number, offset)
     return TemplateCheck(rows, matched, first)
+
+
+def derive_checked_template(
+    records: Sequence[Mapping[str, Any]], row: int | None = None, prompt_field: str = "prompt"
+) -> tuple[str, int, TemplateCheck]:
+    """A template that rebuilds every record's stored prompt, derived from record ``row``
+    (1-based) or, by default, from the first record whose template does (a row whose field
+    value also occurs in the instructions — ``rel_b`` "spouse" in a prompt that mentions
+    spouses — gives a template that does not, so the next row is tried).
+
+    Returns
+    -------
+    tuple
+        The template, the row it came from and its :class:`TemplateCheck` (``ok`` false
+        when no row gives a template that rebuilds them all: the best check is returned).
+    """
+    candidates = [row] if row is not None else list(range(1, len(records) + 1))
+    best: tuple[str, int, TemplateCheck] | None = None
+    for number in candidates:
+        try:
+            template = derive_template(records[number - 1], prompt_field)
+        except InputError:
+            if row is not None:
+                raise
+            continue
+        check = check_template(template, records, prompt_field)
+        if check.ok:
+            return template, number, check
+        if best is None or check.matched > best[2].matched:
+            best = (template, number, check)
+    if best is None:
+        raise InputError(f"no row has a usable stored {prompt_field!r}")
+    return best

@@ -168,7 +168,7 @@ def test_derived_template_reproduces_every_stored_prompt(capsys, tmp_path, publi
     code, out, err = run(capsys, "run", "template", published, "--out", tmp_path / "t.txt",
                          "--row", 5)
     assert code == 0, err
-    assert "reproduces all 20 stored prompts" in out
+    assert "template from row 5 reproduces all 20 stored prompts" in out
     template = (tmp_path / "t.txt").read_text(encoding="utf-8")
     assert "{query}" in template and rows[4]["entity_a"] not in template
     with ChatServer(answer_for(rows)) as server:
@@ -184,7 +184,7 @@ def test_derived_template_reproduces_every_stored_prompt(capsys, tmp_path, publi
     changed[2]["prompt"] = changed[2]["prompt"].replace("Task:", "TASK:")
     other.write_text("".join(json.dumps(r) + "\n" for r in changed))
     code, _, err = run(capsys, "run", "template", other, "--out", tmp_path / "t2.txt")
-    assert code == 2 and "2 of 3 stored prompts (row 3 differs" in err
+    assert code == 2 and "the template from row 1 reproduces 2 of 3 stored prompts" in err
     assert not (tmp_path / "t2.txt").exists()
 
 
