@@ -44,6 +44,11 @@ def _register() -> None:
     from creagraph.tig.cli import app as tig_app
 
     app.add_typer(tig_app, name="tig", help="Ekphrasis novelty anchors from Typed Idea Graphs.")
+    from creagraph.runner.cli import app as run_app
+    from creagraph.runner.cli import eval_app
+
+    app.add_typer(run_app, name="run", help="Send the benchmarks' prompts to a model endpoint.")
+    app.add_typer(eval_app, name="eval", help="Run a model, score it and report, in one go.")
 
 
 _register()

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from creagraph.core.manifest import comparability, query_set_digest
+
 __all__ = [
     "GROUNDING_STATUSES",
     "assign_tiers",
@@ -97,8 +99,15 @@ def leaderboard(
     Columns: ``model, n_queries, s_0.7, s_0.7_ci_low, s_0.7_ci_high, s_0.9, …,
     s_0.9_strict, s_0.9_lenient, decided_share, max_quality, mean_pairwise_distance,
     n_kept`` (strict/lenient: unknown triples counted as not factual / factual, SPEC §3.4;
-    decided: share of triples with a known factuality) and, for models in ``distinct_summary``,
-    ``avg_nu, max_nu``.
+    decided: share of triples with a known factuality), ``judge, mode, creagraph_version,
+    query_set`` (a digest of the model's query texts,
+    :func:`creagraph.core.manifest.query_set_digest`) and, for models in
+    ``distinct_summary``, ``avg_nu, max_nu``.
+
+    Models scored under different judges or modes are refused (an :class:`InputError`
+    naming the difference): their numbers are not comparable. Models that answered
+    different queries are ranked, and flagged by the report's coverage caveat; their
+    ``query_set`` differs.
 
     Examples
     --------
@@ -112,6 +121,9 @@ def leaderboard(
     table = []
     for model, rows in _by_model(queries).items():
         entry: dict[str, Any] = {"model": model, "n_queries": len(rows)}
+        for name in ("judge", "mode", "creagraph_version"):  # what a ranking must share
+            entry[name] = "+".join(sorted({str(q.get(name) or "unknown") for q in rows}))
+        entry["query_set"] = query_set_digest(q.get("query") for q in rows)
         for gamma in ("0.7", "0.9"):
             values = [q["utility"][gamma] for q in rows]
             lo, hi = bootstrap_ci(values, n_resamples=n_resamples, level=level, seed=seed)
@@ -135,6 +147,14 @@ def leaderboard(
             entry["avg_nu"] = nu[model].get("avg_nu")
             entry["max_nu"] = nu[model].get("max_nu")
         table.append(entry)
+    why = comparability(table)
+    if why is not None:  # never rank models scored under different judges or modes
+        from creagraph.core.io import InputError
+
+        raise InputError(
+            f"these models were scored differently and cannot be ranked together ({why}); "
+            "score them with the same judge and mode, or report them separately"
+        )
     table.sort(key=lambda e: (-(e["s_0.9"] if e["s_0.9"] is not None else -np.inf), e["model"]))
     assign_tiers(table)
     return table

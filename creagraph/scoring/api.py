@@ -21,6 +21,7 @@ import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -121,7 +122,12 @@ def build_scorer(
         relation_linker = RelationLinker(kg, embedder)
 
     def llm() -> LlmJudge:
-        return LlmJudge(config.llm_base_url, config.llm_model, api_key_env=config.llm_api_key_env)
+        return LlmJudge(
+            config.llm_base_url,
+            config.llm_model,
+            api_key_env=config.llm_api_key_env,
+            concurrency=config.llm_concurrency,
+        )
 
     if judge == "stored":
         the_judge: Any = StoredJudge()
@@ -366,9 +372,10 @@ SCORE_OUTPUTS = (
     "paths.parquet",
     "queries.parquet",
     "summary.parquet",
+    "run.json",
 )
 #: Settings that do not change any number (results are identical by design).
-_NOT_FINGERPRINTED = {"threads"}
+_NOT_FINGERPRINTED = {"threads", "llm_concurrency"}  # neither changes the numbers
 
 
 def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:
@@ -405,6 +412,7 @@ def score_to_dir(
     address: str | None = None,
     parquet: bool = False,
     fresh: bool = False,
+    run_settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score answer files into the output folder ``out``, as ``creagraph score`` does
     (SPEC §3.2–3.8, §6).
@@ -414,7 +422,8 @@ def score_to_dir(
     the same settings and inputs resumes, ``fresh`` deletes the previous results first.
     ``engine`` is ``local``, ``dask`` or ``ray`` (``workers``/``address``: the cluster, see
     :mod:`creagraph.scoring.distributed`); ``parquet`` also writes the three tables as
-    Parquet. ``config`` is validated by the caller. Returns the counts of
+    Parquet; ``run_settings`` (``eval create``: the settings of the run that made the
+    answers) join the fingerprint. ``config`` is validated by the caller. Returns the counts of
     :func:`creagraph.scoring.pipeline.score_files`.
     """
     from creagraph.core.outdir import claim_output_dir
@@ -429,16 +438,57 @@ def score_to_dir(
         "score",
         SCORE_OUTPUTS,
         inputs=inputs,
-        fingerprint=score_fingerprint(config, inputs, model),
+        fingerprint={
+            **score_fingerprint(config, inputs, model),
+            **({"run": dict(run_settings)} if run_settings is not None else {}),
+        },
         fresh=fresh,
     )
+    started = time.time()
     with claim:
         counts = _run_engine(
             rows, config, out, engine, workers, address, total, again=iter_answers(inputs, model)
         )
         if parquet:
             _write_parquet(out)
+        _write_score_manifest(out, config, inputs, model, engine, started, counts)
     return counts
+
+
+def _write_score_manifest(
+    out: Path,
+    config: ScorerConfig,
+    inputs: list[Path],
+    model: str | None,
+    engine: str,
+    started: float,
+    counts: dict[str, Any],
+) -> None:
+    """``run.json`` beside the scores (:mod:`creagraph.core.manifest`): versions, embedder,
+    judge and its prompt digest, the LLM judge's requests and tokens (local engine)."""
+    from creagraph.core.embeddings import DEFAULT_MODEL_NAME
+    from creagraph.core.manifest import run_manifest, write_manifest
+    from creagraph.core.manifest import text_digest as digest
+    from creagraph.scoring.judges import LLM_PROMPT
+
+    judge = plain(config.judge)
+    uses_llm = judge in ("llm", "hybrid")
+    write_manifest(
+        out,
+        run_manifest(
+            "score",
+            started=started,
+            settings=score_fingerprint(config, inputs, model),
+            engine=engine,
+            embedder={"model": DEFAULT_MODEL_NAME, "precision": config.precision},
+            judge=judge,
+            mode=plain(config.mode),
+            judge_prompt_digest=digest(LLM_PROMPT) if uses_llm else None,
+            endpoint_model=config.llm_model if uses_llm else None,
+            llm_judge=counts.get("llm_judge"),
+            counts={k: v for k, v in counts.items() if k != "llm_judge"},
+        ),
+    )
 
 
 def _run_engine(rows, config, out, engine, workers, address, total, *, again=None):
@@ -455,7 +505,12 @@ def _run_engine(rows, config, out, engine, workers, address, total, *, again=Non
             from creagraph.scoring.prepare import prepare_run
 
             prepare_run(scorer, again)
-        return score_files(rows, scorer, out, total=total)
+        counts = score_files(rows, scorer, out, total=total)
+        judge = getattr(scorer.judge, "fallback", scorer.judge)  # a hybrid judge's LLM
+        usage = getattr(judge, "usage", None)
+        if isinstance(usage, dict):
+            counts["llm_judge"] = dict(usage)
+        return counts
     if engine == "dask":
         from creagraph.scoring.distributed import dask_client, dask_runner
 

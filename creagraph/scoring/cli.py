@@ -44,6 +44,7 @@ _FLAGS = {
     "llm_model": "--llm-model",
     "llm_api_key_env": "--llm-api-key-env",
     "max_paths": "--max-paths",
+    "llm_concurrency": "--llm-concurrency",
     "unknown": "--unknown",
     "negatives": "--negatives",
 }
@@ -97,6 +98,13 @@ def _echo_summary(out: Path, counts: dict) -> None:
         f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
         f"wrote {out}/paths.jsonl, queries.jsonl, summary.csv"
     )
+    usage = counts.get("llm_judge")
+    if usage:
+        typer.echo(
+            f"llm judge: {usage['requests']} requests ({usage['sent']} sent, "
+            f"{usage['cached']} from the reply cache, {usage['failed']} failed); "
+            f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
+        )
     for row in iter_records(out / "summary.csv"):
         extra = ""
         if "ceiling_fraction_0.9_mean" in row:
@@ -140,6 +148,9 @@ def score(
     llm_base_url: LlmBaseUrlOpt = None,
     llm_model: LlmModelOpt = None,
     llm_api_key_env: LlmApiKeyEnvOpt = None,
+    llm_concurrency: Annotated[
+        int, typer.Option("--llm-concurrency", help="LLM judge requests in flight at once.")
+    ] = 8,
     ceiling: Annotated[
         bool, typer.Option(help="Also report the graph's oracle ceiling and path recall.")
     ] = False,
@@ -233,6 +244,7 @@ def score(
             unknown=unknown,
             negatives=str(negatives.resolve()) if negatives is not None else None,
             precision=precision,
+            llm_concurrency=llm_concurrency,
         )
     )
     name, address = _engine(engine, scheduler, workers, address)

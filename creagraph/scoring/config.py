@@ -100,6 +100,7 @@ class ScorerConfig:
     unknown: str = "strict"
     negatives: str | None = None
     precision: str = "fp32"
+    llm_concurrency: int = 8
 
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
@@ -114,6 +115,8 @@ class ScorerConfig:
             raise InputError("factuality_threshold must be between 0 and 1")
         if self.threads is not None and self.threads < 1:
             raise InputError(f"threads must be at least 1, not {self.threads}")
+        if self.llm_concurrency < 1:
+            raise InputError(f"llm_concurrency must be at least 1, not {self.llm_concurrency}")
         if self.max_paths is not None and self.max_paths < 1:
             raise InputError(f"max_paths must be at least 1, not {self.max_paths}")
         from creagraph.core.embeddings import check_precision

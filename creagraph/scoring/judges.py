@@ -297,6 +297,17 @@ class LlmJudge:
         ``$OPENAI_API_KEY``.
     api_key_env : str, optional
         Name of the environment variable holding the key (an error when it is unset).
+    timeout : float
+        Total seconds one request may take (the client's deadline; default 90).
+    concurrency : int
+        Requests in flight at once: :meth:`prefetch` asks all the paths of one answer
+        together (the scoring pipeline calls it before judging the paths).
+    cache : ReplyCache, path or False, optional
+        The reply cache (default ``$CREAGRAPH_CACHE_DIR/llm-replies.sqlite``; ``False``:
+        none), so re-scoring into a new folder sends no request already answered.
+
+    :attr:`usage` counts requests (sent, cached, failed) and tokens; ``creagraph score``
+    prints it and writes it to ``run.json``.
     """
 
     name = "llm"
@@ -308,11 +319,18 @@ class LlmJudge:
         api_key: str | None = None,
         *,
         api_key_env: str | None = None,
-        timeout: float = 120.0,
+        timeout: float = 90.0,
         retries: int = 3,
         backoff: float = 1.0,
+        concurrency: int = 8,
+        cache: Any = None,
     ):
-        from creagraph.core.llm import ChatClient, llm_settings
+        from creagraph.core.llm import (
+            ChatClient,
+            ReplyCache,
+            default_reply_cache_path,
+            llm_settings,
+        )
 
         # one rule for every LLM option (creagraph.core.llm.llm_settings)
         settings = llm_settings(base_url, model, api_key, api_key_env=api_key_env)
@@ -321,29 +339,29 @@ class LlmJudge:
                 "the llm judge needs an OpenAI-compatible endpoint: llm_base_url and "
                 "llm_model (or CREAGRAPH_LLM_BASE_URL / CREAGRAPH_LLM_MODEL)"
             )
+        if concurrency < 1:
+            raise InputError(f"llm_concurrency must be at least 1, not {concurrency}")
         self.model = settings.model
+        self.concurrency = concurrency
+        if cache is None:
+            cache = ReplyCache(default_reply_cache_path())
         self.client = ChatClient(
             settings.base_url,
             model=settings.model,
             api_key=settings.api_key,
             timeout=timeout,
+            deadline=timeout,  # the judge's total per request (issue 23: at most 90 s)
             retries=retries,
             backoff=backoff,
+            cache=None if cache is False else cache,
         )
+        self._ready: dict[str, Any] = {}
+        self.usage: dict[str, int] = {
+            "requests": 0, "sent": 0, "cached": 0, "failed": 0,
+            "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+        }  # fmt: skip
 
-    def _ask(self, messages: list[dict[str, str]], n: int) -> tuple[str | None, str | None]:
-        from creagraph.core.llm import LLMError
-
-        try:
-            return self.client.chat(messages, max_tokens=256 * n + 256), None
-        except LLMError as exc:
-            if exc.unreachable or exc.status in _FATAL_STATUS:
-                raise  # every later request would fail the same way: stop the run
-            return None, str(exc)
-
-    def judge(self, row, path_index, triples):
-        n = len(triples)
-        backend = {"backend": f"llm:{self.model}"}
+    def _prompt(self, row, triples) -> list[dict[str, str]]:
         listing = "\n".join(
             f"{i + 1}. {json.dumps(list(t), ensure_ascii=False)}" for i, t in enumerate(triples)
         )
@@ -356,7 +374,67 @@ class LlmJudge:
             ("{triples}", listing),
         ):
             prompt = prompt.replace(key, str(value))
-        messages = [{"role": "user", "content": prompt}]
+        return [{"role": "user", "content": prompt}]
+
+    def _count(self, reply: Any) -> None:
+        self.usage["requests"] += 1
+        self.usage["cached" if reply.cached else "sent"] += 1
+        if reply.error is not None:
+            self.usage["failed"] += 1
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = reply.usage.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.usage[name] += value
+        self.usage["total_tokens"] += reply.tokens
+
+    def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
+        """Ask the first question of every path of one answer at once (``concurrency``
+        requests in flight); :meth:`judge` then takes the replies from memory. Fatal
+        failures (unreachable, redirect, 401/403/404) stop the run here."""
+        from creagraph.core.llm import ChatRequest, Sampling
+
+        self._ready.clear()  # what the previous answer left unasked
+        requests, keys = [], []
+        for triples in paths:
+            if not triples:
+                continue
+            messages = self._prompt(row, triples)
+            key = json.dumps(messages, ensure_ascii=False)
+            if key in keys:
+                continue
+            keys.append(key)
+            sampling = Sampling(temperature=0.0, max_tokens=256 * len(triples) + 256)
+            requests.append(ChatRequest(messages, sampling))
+        if len(requests) < 2:
+            return  # nothing to overlap: judge() asks it
+        result = self.client.map(requests, concurrency=self.concurrency, show_progress=False)
+        for key, reply in zip(keys, result.replies):
+            self._ready[key] = reply
+
+    def _ask(self, messages: list[dict[str, str]], n: int) -> tuple[str | None, str | None]:
+        from creagraph.core.llm import ChatReply, LLMError, Sampling
+
+        reply = self._ready.pop(json.dumps(messages, ensure_ascii=False), None)
+        if reply is None:
+            try:
+                reply = self.client.complete(
+                    messages, sampling=Sampling(temperature=0.0, max_tokens=256 * n + 256)
+                )
+            except LLMError as exc:
+                if exc.fatal or exc.status in _FATAL_STATUS:
+                    raise  # every later request would fail the same way: stop the run
+                reply = ChatReply(content=None, error=str(exc), error_kind=exc.kind)
+        self._count(reply)
+        if reply.error is not None:
+            return None, reply.error
+        if reply.content is None:
+            return None, f"{self.client.url}: message content is not text"
+        return reply.content, None
+
+    def judge(self, row, path_index, triples):
+        n = len(triples)
+        backend = {"backend": f"llm:{self.model}"}
+        messages = self._prompt(row, triples)
         content, error = self._ask(messages, n)
         if error is not None:
             failed = {**backend, "error": "failed", "detail": error}

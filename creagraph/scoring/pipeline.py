@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from creagraph import __version__ as _VERSION
 from creagraph.core.io import (
     InputError,
     JsonlAppender,
@@ -65,6 +66,7 @@ from creagraph.core.io import (
     write_jsonl,
     write_records,
 )
+from creagraph.core.manifest import query_set_digest
 from creagraph.core.metrics import (
     UtilityMode,
     path_set_distances,
@@ -417,6 +419,9 @@ class Scorer:
             )
             paths = paths[: self.max_paths]
         tally = _AnswerTally()
+        prefetch = getattr(self.judge, "prefetch", None)
+        if prefetch is not None:  # an LLM judge asks all the answer's paths at once
+            prefetch(row, [path.triples for path in paths])
         path_records = [self._score_path(row, i, path, tally) for i, path in enumerate(paths)]
         results = self._set_utilities(tally)
         query = self._query_record(row, parsed, path_records, tally, results, issues)
@@ -452,6 +457,7 @@ class Scorer:
             "mode": self.mode,
             "judge": self.judge.name,
             "unknown": self.unknown,
+            "creagraph_version": _VERSION,
             "n_paths": len(path_records),
             "n_valid": sum(1 for p in path_records if p["valid"]),
             "n_kept": len(tally.kept[self.unknown]),
@@ -581,6 +587,10 @@ class _ModelColumns:
     query and column) and the query and judge-error counts."""
 
     n_queries: int = 0
+    identity: dict[str, set[str]] = field(
+        default_factory=lambda: {k: set() for k in ("judge", "mode", "creagraph_version")}
+    )
+    texts: set[str] = field(default_factory=set)
     judge_unparsed: int = 0
     judge_failed: int = 0
     has_ceiling: bool = False
@@ -590,6 +600,10 @@ class _ModelColumns:
 
     def add(self, q: dict[str, Any]) -> None:
         self.n_queries += 1
+        for name, seen in self.identity.items():
+            seen.add(str(q.get(name) or "unknown"))
+        if isinstance(q.get("query"), str):
+            self.texts.add(q["query"])
         errors = q.get("judge_errors") or {}
         self.judge_unparsed += int(errors.get("unparsed", 0))
         self.judge_failed += int(errors.get("failed", 0))
@@ -617,6 +631,10 @@ class _ModelColumns:
             entry[f"{name}_mean"], entry[f"{name}_sd"] = _moments(self.values[name])
         entry["judge_unparsed"] = self.judge_unparsed
         entry["judge_failed"] = self.judge_failed
+        # what a comparison must share (issue 24): judge, mode, query set, version
+        for name, seen in self.identity.items():
+            entry[name] = "+".join(sorted(seen))
+        entry["query_set"] = query_set_digest(self.texts)
         return entry
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -646,6 +647,7 @@ def score(
                                    rarity_weight=rarity_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
+    started = time.time()
     inputs = [*shared.inputs(responses), *([reference] if reference is not None else [])]
     check_output_file(out, "tig score", inputs=inputs)
     if summary is not None:
@@ -674,6 +676,7 @@ def score(
         reference_source=str(reference_source) if reference_source is not None else None)
     with claim_output_file(out, "tig score", inputs=inputs, fingerprint=fingerprint):
         write_scores(out, run.scores)
+    _write_tig_manifest(out, started, config, score_config, responses)
     rows = run.model_summary(score_config.bootstrap)
     if summary is not None:
         with claim_output_file(summary, "tig score", inputs=[*inputs, out],
@@ -724,6 +727,28 @@ def _with_reference(shared: _Shared, responses: Path | None, reference: Path | N
     if not scored:
         raise InputError(f"{responses}: no response to score")
     return scored + ref, ref_models
+
+
+def _write_tig_manifest(out: Path, started: float, config: Any, score_config: Any,
+                        responses: Path | None) -> None:
+    """``<out>.run.json`` beside the scores file (:mod:`creagraph.core.manifest`)."""
+    import dataclasses
+
+    from creagraph.core.embeddings import DEFAULT_MODEL_NAME
+    from creagraph.core.manifest import run_manifest, write_manifest
+
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return dataclasses.asdict(value)
+        return repr(value)
+
+    manifest = run_manifest(
+        "tig score", started=started,
+        settings={"tig": plain(config), "score": plain(score_config),
+                  "responses": str(responses) if responses else None},
+        embedder={"model": DEFAULT_MODEL_NAME},
+    )
+    write_manifest(out.parent, manifest, name=out.name + ".run.json")
 
 
 @app.command("audit-export")

@@ -9,8 +9,8 @@ import pytest
 
 from creagraph.core.io import InputError
 from creagraph.tig.io import write_responses
-from tests.chatserver import scripted_server
 from tests.clirun import run
+from tests.judgeserver import scripted_server
 from tests.tig.conftest import calm_population
 
 os.environ.setdefault("CREAGRAPH_PROGRESS", "0")

@@ -13,8 +13,8 @@ import pytest
 from creagraph.tig.checklist import SLOTS, build_checklist
 from creagraph.tig.io import write_responses
 from creagraph.tig.judge import JudgeSettings, parse_verdict
-from tests.chatserver import scripted_server
 from tests.clirun import run
+from tests.judgeserver import scripted_server
 from tests.tig.conftest import calm_population
 
 
