@@ -47,7 +47,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from creagraph.core.io import InputError, atomic_write, sha256_file
+from creagraph.core.io import InputError, atomic_write, sha256_file, with_filename
 
 __all__ = [
     "MARKER_NAME",
@@ -389,10 +389,16 @@ class OutputFile:
 
     def record(self) -> None:
         """Write the sidecar record for the file now at :attr:`path` (no-op when none)."""
-        from creagraph import __version__
-
         if not self.path.is_file():
             return
+        try:
+            self._write_record()
+        except OSError as exc:  # named by the output file (a full disk names none)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.path)) from None
+
+    def _write_record(self) -> None:
+        from creagraph import __version__
+
         with atomic_write(_sidecar(self.path, "json")) as handle:
             json.dump(
                 {
@@ -414,6 +420,8 @@ def _check_file_is_ours(path: Path, command: str) -> None:
     """Refuse an existing ``path`` that creagraph did not write (or that changed since)."""
     if not path.exists() and not path.is_symlink():
         return
+    if path.is_dir() and not path.is_symlink():
+        raise InputError(f"{path}: is a directory, expected a file")
     if path.is_symlink() or not path.is_file():
         raise InputError(
             f"{path}: exists and is not a regular file creagraph wrote; refusing to "
@@ -520,6 +528,9 @@ def claim_output_file(
         claimed.record()
     finally:
         _unlock(fd)
+        if not path.exists():  # nothing written (an error): leave nothing beside it either
+            with contextlib.suppress(OSError):
+                _sidecar(path, "lock").unlink()
 
 
 def check_output_file(
@@ -591,7 +602,10 @@ def _lock_file(path: Path, command: str) -> int:
     import fcntl
 
     lock_path = _sidecar(path, "lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise with_filename(exc, path) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -603,8 +617,14 @@ def _lock_file(path: Path, command: str) -> int:
             f"({_holder(lock_path)}); wait for it to finish or give another --out"
         ) from None
     info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(info).encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+    except OSError as exc:
+        _unlock(fd)
+        with contextlib.suppress(OSError):
+            lock_path.unlink()  # a full disk: leave nothing beside the output
+        raise with_filename(exc, path) from None
     return fd
 
 

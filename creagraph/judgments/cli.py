@@ -457,10 +457,10 @@ def hcb_report_cmd(
     settings = {"ties": ties.value, "alpha": alpha, "bootstrap": bootstrap,
                 "cluster": cluster.value, "seed": seed,
                 "inputs": [file_identity(p) for p in inputs]}
+    data = read_hcb(directory)  # a missing or bad input file: refused before --out is made
     with claim_output_dir(out, "judge hcb-report", [f"{t}.csv" for t in TABLES]
                           + ["convergence.md"], inputs=inputs, fingerprint=settings,
                           fresh=True):
-        data = read_hcb(directory)
         with _warnings_as_lines():
             report = hcb_report(data, ties=ties.value, alpha=alpha, n_bootstrap=bootstrap,
                                 cluster=cluster.value, seed=seed, show_progress=True)
