@@ -2,7 +2,8 @@
 
 Replies by turn: the third is repairable JSON in prose and a code fence, the fifth cannot
 be read, every other one prefers the longer of responses A and B (a tie when equally long).
-Every request body is kept in ``script.bodies``.
+Every request body is kept in ``script.bodies``; ``scripted_server(status={n: code})``
+answers turn ``n`` with that HTTP error status instead.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class _Script:
     """Replies by turn: mostly valid JSON, one repairable and one unreadable reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, status: dict[int, int] | None = None) -> None:
         self.bodies: list[dict] = []
         self.lock = threading.Lock()
+        self.status = dict(status or {})
 
     def reply(self, body: dict) -> str:
         with self.lock:
@@ -38,8 +40,9 @@ class _Script:
 
 
 @contextmanager
-def scripted_server() -> Iterator[tuple[str, _Script]]:
-    script = _Script()
+def scripted_server(status: dict[int, int] | None = None
+                    ) -> Iterator[tuple[str, _Script]]:
+    script = _Script(status)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args) -> None:
@@ -48,6 +51,15 @@ def scripted_server() -> Iterator[tuple[str, _Script]]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length))
+            with script.lock:
+                code = script.status.get(len(script.bodies) + 1)
+                if code is not None:
+                    script.bodies.append(body)
+            if code is not None:
+                self.send_response(code)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             content = script.reply(body)
             data = json.dumps({"choices": [{"message": {"role": "assistant",
                                                         "content": content}}]}).encode()

@@ -854,6 +854,9 @@ def judge(
         "(random pairs, the baseline).")] = "active",
     fresh: Annotated[bool, typer.Option(
         "--fresh", help="Delete this folder's previous results first.")] = False,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="--judge llm: do not read or write the reply cache "
+        "($CREAGRAPH_CACHE_DIR/llm-replies.sqlite).")] = False,
     *,
     shared: _Shared,
 ) -> None:
@@ -877,10 +880,14 @@ def judge(
     client = None
     extra: dict[str, Any] = {}
     if settings.judge == "llm":
-        from creagraph.core.llm import ChatClient
+        from creagraph.core.llm import ChatClient, ReplyCache, default_reply_cache_path
 
+        # the shared reply cache (as the llm judge of `score`): a re-run, a resume or a
+        # run into a new folder sends no request already answered
         client = ChatClient.from_env(shared.llm_base_url, shared.llm_model,
-                                     _key(shared.llm_api_key, shared.llm_api_key_env))
+                                     _key(shared.llm_api_key, shared.llm_api_key_env),
+                                     cache=None if no_cache
+                                     else ReplyCache(default_reply_cache_path()))
         extra = {"llm_base_url": client.base_url, "llm_model": client.model}
     fingerprint = _judge_fingerprint(settings, shared, responses, max_runs, extra)
     inputs = [responses] if responses is not None else []
@@ -896,6 +903,14 @@ def judge(
             raise InputError(f"{out}: {exc}") from exc
     if run.resumed:
         typer.echo(f"resumed: {run.resumed} comparisons already made, {run.asked_now} new")
+    if client is not None:
+        asked = run.requests
+        typer.echo(f"judge requests: {asked['sent']} sent, {asked['cached']} from the reply "
+                   f"cache, {asked['failed']} failed")
+        if asked["failed"]:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(asked["failures"].items()))
+            _warn(f"{asked['failed']} judge request(s) got no reply ({kinds}); they are "
+                  f"counted as parse failures in {out / 'diagnostics.json'}")
     _echo_judge(run.leaderboard, run.diagnostics, out)
 
 

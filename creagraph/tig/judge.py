@@ -10,7 +10,11 @@ Judges
     ``llm`` — an OpenAI-compatible chat model (:class:`creagraph.core.llm.ChatClient`), asked
     for ``{"winner": "A" | "B" | "tie"}``; a reply that is not strict JSON is repaired
     (:func:`creagraph.core.jsonish.loads_lenient`) and flagged, one that cannot be read is
-    counted as a parse failure and left out of the fit.
+    counted as a parse failure and left out of the fit. Requests go through
+    :meth:`ChatClient.map <creagraph.core.llm.ChatClient.map>` (``concurrency`` in flight,
+    answered from the client's reply cache when already asked); one that gets no reply is
+    recorded with its ``error_kind`` and counted in the diagnostics, and a fatal failure
+    (unreachable, redirect, 401/403/404) stops the run.
     ``novelty-score`` — offline: the response with the higher ``tig score`` novelty
     (:func:`creagraph.tig.score.score_tables`) against the *pair's* L2MO population wins;
     a difference within ``margin`` is a tie.
@@ -38,7 +42,6 @@ import json
 import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -444,29 +447,42 @@ class _Scheduler:
 
 # judging ----------------------------------------------------------------------------------
 def _ask_all(client: Any, prompts: Sequence[Sequence[Mapping[str, str]]], concurrency: int,
-             max_tokens: int, on_reply: Callable[[int, str | Exception], None] | None = None
-             ) -> list[str | Exception]:
-    """Send every prompt through ``client.chat`` with at most ``concurrency`` in flight;
-    one reply (or the exception raised) per prompt, in order. ``on_reply(i, reply)`` is
-    called as each one arrives (so it is recorded before the others finish)."""
-    def one(i: int) -> str | Exception:
-        try:
-            reply: str | Exception = str(client.chat(prompts[i], max_tokens=max_tokens))
-        except Exception as exc:  # recorded per comparison; fatal ones re-raised by caller
-            reply = exc
-        if on_reply is not None:
-            on_reply(i, reply)
-        return reply
+             max_tokens: int, on_reply: Callable[[int, Any], None] | None = None, *,
+             samples: Sequence[int] | None = None) -> Any:
+    """Send every prompt through :meth:`ChatClient.map <creagraph.core.llm.ChatClient.map>`
+    (at most ``concurrency`` in flight; the client's :class:`~creagraph.core.llm.ReplyCache`
+    answers any request already answered, so nothing is sent twice) and return its
+    :class:`~creagraph.core.llm.MapResult`. ``on_reply(i, reply)`` is called with each
+    :class:`~creagraph.core.llm.ChatReply` as it arrives, so it is recorded before the
+    others finish; a failed request is a reply with ``error_kind`` set. An unreachable
+    endpoint, a redirect or HTTP 401/403/404 stops the map with one
+    :class:`~creagraph.core.llm.LLMError` (replies received before it were handed to
+    ``on_reply`` and are in the cache). ``samples`` are the requests' sample indices (part
+    of the cache key): the judge passes each comparison's index, so two comparisons that
+    happen to show the same prompt are asked apart, while a re-run of the same schedule
+    is served from the cache."""
+    from dataclasses import replace
 
-    if concurrency <= 1 or len(prompts) <= 1:
-        return [one(i) for i in range(len(prompts))]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(prompts))) as pool:
-        return list(pool.map(one, range(len(prompts))))
+    from creagraph.core.llm import ChatRequest
+
+    sampling = client.sampling
+    if sampling.max_tokens is None:  # the body ChatClient.chat(..., max_tokens=) sends
+        sampling = replace(sampling, max_tokens=max_tokens)
+    if samples is None:
+        samples = [0] * len(prompts)
+    requests = [ChatRequest(list(messages), sampling, int(sample))
+                for messages, sample in zip(prompts, samples, strict=True)]
+    return client.map(requests, concurrency=concurrency, desc="judge requests",
+                      on_reply=on_reply, show_progress=False)
 
 
-def _fatal(exc: Exception) -> bool:
-    status = getattr(exc, "status", None)
-    return bool(getattr(exc, "unreachable", False)) or status in (401, 403, 404)
+def _count_requests(run: JudgeRun, result: Any) -> None:
+    requests = run.requests
+    requests["sent"] += result.sent
+    requests["cached"] += result.cached
+    for kind, n in result.failures.items():
+        requests["failed"] += n
+        requests["failures"][kind] = requests["failures"].get(kind, 0) + n
 
 
 @dataclass
@@ -478,6 +494,10 @@ class JudgeRun:
     resumed: int = 0
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: LLM requests of this invocation: sent, answered from the reply cache, failed (and
+    #: failures by kind, e.g. ``http_500``, ``deadline``).
+    requests: dict[str, Any] = field(default_factory=lambda: {
+        "sent": 0, "cached": 0, "failed": 0, "failures": {}})
 
 
 def _responses_by_task(population: Iterable[Response]
@@ -549,9 +569,10 @@ def _finish(record: dict[str, Any], position: str | None) -> dict[str, Any]:
 
 def _judge_batch(batch: Sequence[_Planned], settings: JudgeSettings,
                  responses: Mapping[str, Response], context: PairContext | None,
-                 client: Any, emit: Callable[[dict[str, Any]], None]) -> None:
-    """Judge ``batch``, handing each finished record to ``emit`` as soon as it is done
-    (from worker threads for the LLM judge; ``emit`` must be thread-safe)."""
+                 client: Any, emit: Callable[[dict[str, Any]], None]) -> Any:
+    """Judge ``batch``, handing each finished record to ``emit`` as soon as it is done;
+    the :class:`~creagraph.core.llm.MapResult` of the LLM requests (``None`` when none
+    was asked)."""
     asks: list[tuple[dict[str, Any], list[dict[str, str]]]] = []
     for p in batch:
         record, checklist = _base_record(p, settings, responses, context)
@@ -578,25 +599,24 @@ def _judge_batch(batch: Sequence[_Planned], settings: JudgeSettings,
                                               response_text(first), response_text(second),
                                               checklist)))
     if not asks:
-        return
-    fatal: list[Exception] = []
+        return None
 
-    def on_reply(i: int, reply: str | Exception) -> None:
+    def on_reply(i: int, reply: Any) -> None:
         record = asks[i][0]
-        if isinstance(reply, Exception):
-            if _fatal(reply):
-                fatal.append(reply)
-                return  # not recorded: asked again on resume
-            record.update(error=str(reply), parsed=False)
+        if reply.error is not None:  # failed after its retries: recorded and counted
+            record.update(error=reply.error, error_kind=reply.error_kind or "error",
+                          parsed=False)
             emit(_finish(record, None))
             return
-        verdict, repaired = parse_verdict(reply)
-        record.update(raw_reply=reply, parsed=verdict is not None, repaired=repaired)
+        text = reply.content or ""
+        verdict, repaired = parse_verdict(text)
+        record.update(raw_reply=text, parsed=verdict is not None, repaired=repaired)
         emit(_finish(record, verdict))
 
-    _ask_all(client, [m for _, m in asks], settings.concurrency, settings.max_tokens, on_reply)
-    if fatal:
-        raise fatal[0]
+    # a fatal LLMError (unreachable, redirect, 401/403/404) propagates: the comparisons
+    # not answered are not recorded and are asked on resume
+    return _ask_all(client, [m for _, m in asks], settings.concurrency, settings.max_tokens,
+                    on_reply, samples=[int(r["index"]) for r, _ in asks])
 
 
 def read_comparisons(path: str | Path) -> list[dict[str, Any]]:
@@ -636,8 +656,10 @@ def run_judging(
         Needed for novelty (anchors and the ``novelty-score`` judge).
     config : TigConfig, optional
     embedder : Embedder, optional
-    client : ChatClient-like, optional
-        Needed for ``judge="llm"``: anything with ``chat(messages, max_tokens=...)``.
+    client : ChatClient, optional
+        Needed for ``judge="llm"``: a :class:`~creagraph.core.llm.ChatClient` (or anything
+        with its ``sampling`` and ``map``); its reply cache, when it has one, answers every
+        request already answered (``tig judge`` gives it the shared default cache).
     context : PairContext, optional
         Reuse the L2MO evidence computed by an earlier run on the same tables.
     on_batch : callable, optional
@@ -696,8 +718,13 @@ def run_judging(
                                      "with a new --out")
             missing = [p for p in planned if p.index not in recorded]
             if missing:
-                _judge_batch(missing, settings, responses, context, client, emit)
-                sink.sync()
+                try:
+                    result = _judge_batch(missing, settings, responses, context, client,
+                                          emit)
+                finally:
+                    sink.sync()
+                if result is not None:
+                    _count_requests(run, result)
                 if on_batch is not None:
                     on_batch(len(recorded))
             start += len(planned)
@@ -827,13 +854,19 @@ def _gate(value: float | None, ok: bool | None, rule: str) -> dict[str, Any]:
 
 def diagnostics(records: Sequence[Mapping[str, Any]], settings: JudgeSettings
                 ) -> dict[str, Any]:
-    """Reliability of a run (SPEC §4.12): parse and repair rates, tie rate, order-swap
-    consistency, position bias, length correlation, L2MO profile share and pilot gates."""
+    """Reliability of a run (SPEC §4.12): parse and repair rates, judge requests that got no
+    reply (by kind; also counted as parse failures), tie rate, order-swap consistency,
+    position bias, length correlation, L2MO profile share and pilot gates."""
     from creagraph.judgments import LEFT, RIGHT, TIE, order_swap_consistency
 
     n = len(records)
     asked = [r for r in records if not r.get("empty_rule")]
     parsed = [r for r in asked if r.get("parsed")]
+    failed = [r for r in asked if r.get("error") is not None]  # no reply after the retries
+    failures: dict[str, int] = {}
+    for r in failed:
+        kind = str(r.get("error_kind") or "error")
+        failures[kind] = failures.get(kind, 0) + 1
     repaired = [r for r in asked if r.get("repaired")]
     verdicts = [r for r in records if r.get("winner") is not None]
     ties = [r for r in verdicts if r["winner"] == "tie"]
@@ -892,6 +925,8 @@ def diagnostics(records: Sequence[Mapping[str, Any]], settings: JudgeSettings
         "n_empty_rule": sum(1 for r in records if r.get("empty_rule")),
         "n_judge_calls": len(asked),
         "n_parse_failures": len(asked) - len(parsed),
+        "n_request_failures": len(failed),
+        "request_failures": dict(sorted(failures.items())),
         "parse_rate": parse_rate,
         "repair_rate": repair_rate,
         "tie_rate": tie_rate,

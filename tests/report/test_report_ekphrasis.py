@@ -24,7 +24,8 @@ def judged(tmp_path_factory):
     calm = root / "calm.jsonl"
     write_responses(calm, calm_population())
     folders = {}
-    with scripted_server() as (url, _):
+    with pytest.MonkeyPatch.context() as patch, scripted_server() as (url, _):
+        patch.setenv("CREAGRAPH_CACHE_DIR", str(root / "cache"))  # this module's own cache
         for dimension in ("usefulness", "expressiveness"):
             folders[dimension] = root / dimension
             assert main([str(a) for a in (

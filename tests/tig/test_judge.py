@@ -113,6 +113,12 @@ def test_changed_settings_are_refused(mctb_run, capsys):
 
 
 # the LLM judge against a scripted server --------------------------------------------------
+@pytest.fixture(autouse=True)
+def _own_reply_cache(tmp_path, monkeypatch):
+    """Each test its own LLM reply cache (never the user's, never another test's)."""
+    monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="module")
 def calm_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("calm") / "calm.jsonl"
@@ -173,13 +179,16 @@ def test_llm_judge_prompts_swaps_repairs_and_resume(calm_file, tmp_path, capsys)
         code, stdout, err = run(capsys, *_llm_args(url, calm_file, out, 24, concurrency=3))
         assert code == 0, err
         assert "resumed: 14 comparisons already made, 10 new" in stdout
-        assert len(script.bodies) == sent_before + 10
+        # the two lost ones come from the reply cache: only the 8 new ones are sent
+        assert "judge requests: 8 sent, 2 from the reply cache, 0 failed" in stdout
+        assert len(script.bodies) == sent_before + 8
         resumed = _records(out / "comparisons.jsonl")
         assert [r["index"] for r in resumed] == list(range(24))
-        # no request was sent twice (the two lost ones once more each, nothing else)
+        assert resumed[14:16] == first[14:16]
+        # no request was sent twice (one per comparison: 16 + 8 new, none lost re-sent)
         prompts = [json.dumps(b["messages"]) for b in script.bodies]
         kept = {json.dumps(r["shown"]) for r in first[:14]}
-        assert len(prompts) == 26
+        assert len(prompts) == 24
         assert all(r["raw_reply"] is not None or r["parsed"] is False for r in resumed)
         assert {json.dumps(r["shown"]) for r in resumed[:14]} == kept
         assert resumed[:14] == first[:14]
@@ -192,6 +201,55 @@ def test_llm_judge_prompts_swaps_repairs_and_resume(calm_file, tmp_path, capsys)
         key = [(r["task_id"], r["response_a"], r["response_b"], r["shown"]) for r in again]
         assert key == [(r["task_id"], r["response_a"], r["response_b"], r["shown"])
                        for r in resumed]
+
+
+def test_rerun_into_a_new_folder_is_served_from_the_reply_cache(calm_file, tmp_path,
+                                                                 capsys):
+    with scripted_server() as (url, script):
+        code, _, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "one", 12,
+                                              concurrency=3))
+        assert code == 0, err
+        assert len(script.bodies) == 12
+        code, stdout, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "two", 12,
+                                                   concurrency=3))
+        assert code == 0, err
+        assert len(script.bodies) == 12  # no request already answered is sent again
+        assert "judge requests: 0 sent, 12 from the reply cache, 0 failed" in stdout
+        assert (_records(tmp_path / "two" / "comparisons.jsonl")
+                == _records(tmp_path / "one" / "comparisons.jsonl"))
+        # --no-cache asks the endpoint again
+        code, stdout, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "three", 12),
+                                "--no-cache")
+        assert code == 0, err
+        assert len(script.bodies) == 24
+        assert "judge requests: 12 sent, 0 from the reply cache" in stdout
+
+
+def test_failed_requests_are_counted_and_fatal_ones_stop(calm_file, tmp_path, capsys):
+    with scripted_server(status={2: 400}) as (url, script):
+        code, stdout, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "a", 8))
+        assert code == 0, err
+        assert "1 judge request(s) got no reply (http_400 1)" in err
+    records = _records(tmp_path / "a" / "comparisons.jsonl")
+    assert len(records) == 8
+    failed = [r for r in records if r.get("error")]
+    assert len(failed) == 1 and failed[0]["error_kind"] == "http_400"
+    assert failed[0]["winner"] is None and failed[0]["parsed"] is False
+    diag = json.loads((tmp_path / "a" / "diagnostics.json").read_text())
+    assert diag["n_request_failures"] == 1
+    assert diag["request_failures"] == {"http_400": 1}
+    assert diag["n_parse_failures"] >= 1
+    # 401: one line, the run stops; what came before is kept and the rest asked on resume
+    with scripted_server(status={3: 401}) as (url, script):
+        code, _, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "b", 8))
+        assert code == 2
+        assert "HTTP 401" in err and len(err.strip().splitlines()) == 1
+        kept = _records(tmp_path / "b" / "comparisons.jsonl")
+        assert len(kept) == 2 and not any(r.get("error") for r in kept)
+        code, stdout, err = run(capsys, *_llm_args(url, calm_file, tmp_path / "b", 8))
+        assert code == 0, err
+        assert "resumed: 2 comparisons already made, 6 new" in stdout
+        assert len(script.bodies) == 3 + 6
 
 
 def test_empty_response_beats_nothing_without_a_judge_call(tmp_path):
