@@ -194,11 +194,11 @@ def _holder(lock_path: Path) -> str:
         return "holder unknown"
 
 
-def _lock(path: Path, command: str) -> int:
+def _flock_or_refuse(fd: int, lock_path: Path, path: Path, command: str, what: str) -> None:
+    """Take the lock on ``fd`` without waiting; if another run holds it, close ``fd`` and
+    say who holds it (``what``: "directory" or "file")."""
     import fcntl
 
-    lock_path = path / LOCK_NAME
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -206,12 +206,23 @@ def _lock(path: Path, command: str) -> int:
         if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
             raise
         raise InputError(
-            f"{path}: another `creagraph {command}` run is writing this directory "
+            f"{path}: another `creagraph {command}` run is writing this {what} "
             f"({_holder(lock_path)}); wait for it to finish or give another --out"
         ) from None
+
+
+def _write_holder(fd: int) -> None:
+    """Record this process as the holder of the lock file open on ``fd``."""
     info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(info).encode(), 0)
+
+
+def _lock(path: Path, command: str) -> int:
+    lock_path = path / LOCK_NAME
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    _flock_or_refuse(fd, lock_path, path, command, "directory")
+    _write_holder(fd)
     return fd
 
 
@@ -599,27 +610,14 @@ def _check_not_input(path: Path, inputs: Sequence[str | os.PathLike[str]]) -> No
 
 
 def _lock_file(path: Path, command: str) -> int:
-    import fcntl
-
     lock_path = _sidecar(path, "lock")
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
         raise with_filename(exc, path) from None
+    _flock_or_refuse(fd, lock_path, path, command, "file")
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(fd)
-        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise
-        raise InputError(
-            f"{path}: another `creagraph {command}` run is writing this file "
-            f"({_holder(lock_path)}); wait for it to finish or give another --out"
-        ) from None
-    info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        _write_holder(fd)
     except OSError as exc:
         _unlock(fd)
         with contextlib.suppress(OSError):

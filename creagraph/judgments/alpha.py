@@ -1,26 +1,10 @@
-"""Krippendorff's α (via the `krippendorff` package).
+"""Krippendorff's α [1]_ (via the `krippendorff` package) over reliability data
+(layouts: :mod:`creagraph.judgments.agreement`).
 
 References
 ----------
-.. [1] Kendall, M. G. & Babington Smith, B. (1939). The problem of m rankings.
-   *Ann. Math. Statist.* 10(3), 275–287 (W with tie correction: Kendall, *Rank
-   Correlation Methods*, 1948).
-.. [2] Friedman, M. (1937). The use of ranks to avoid the assumption of normality
-   implicit in the analysis of variance. *JASA* 32(200), 675–701.
-.. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
+.. [1] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
    https://repository.upenn.edu/asc_papers/43
-.. [4] Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
-   *Psychological Bulletin* 76(5), 378–382.
-.. [5] Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing
-   rater reliability. *Psychological Bulletin* 86(2), 420–428.
-.. [6] Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and Chatbot Arena.
-   *NeurIPS* (position bias and swap consistency of LLM judges).
-.. [7] Cohen, J. (1960). A coefficient of agreement for nominal scales. *Educational and
-   Psychological Measurement* 20(1), 37–46; weighted: Cohen, J. (1968), *Psychological
-   Bulletin* 70(4), 213–220.
-.. [8] McGraw, K. O. & Wong, S. P. (1996). Forming inferences about some intraclass
-   correlation coefficients. *Psychological Methods* 1(1), 30–46 (ICC confidence
-   intervals).
 """
 
 from __future__ import annotations
@@ -64,7 +48,7 @@ def krippendorff_alpha(
     distance: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     value_domain: Sequence[Any] | None = None,
 ) -> float:
-    """Krippendorff's α [3]_ (computed by the ``krippendorff`` package).
+    """Krippendorff's α [1]_ (computed by the ``krippendorff`` package).
 
     Parameters
     ----------

@@ -33,8 +33,6 @@ References
    comparisons. *JMLR*, 24(238), 1–25.
 .. [4] Maystre, L. choix: inference algorithms for models based on Luce's choice axiom.
    https://github.com/lucasmaystre/choix
-.. [5] Chiang, W.-L. et al. (2024). Chatbot Arena: an open platform for evaluating LLMs
-   by human preference. *ICML*.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""The Elo scale of a Bradley–Terry estimate, and classic sequential Elo."""
+"""The Elo scale of a Bradley–Terry estimate [1]_, and classic sequential Elo.
+
+References
+----------
+.. [1] Chiang, W.-L. et al. (2024). Chatbot Arena: an open platform for evaluating LLMs
+   by human preference. *ICML*.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ ELO_SCALE = 400.0 / math.log(10.0)
 def elo_scale(theta: np.ndarray, *, base_rating: float = ELO_BASE_RATING) -> np.ndarray:
     """Log-strengths on the Elo scale: ``base + 400 / ln(10) * (theta - mean(theta))``.
 
-    A 400-point gap means 10:1 odds, as in chess and Chatbot Arena [5]_.
+    A 400-point gap means 10:1 odds, as in chess and Chatbot Arena [1]_.
 
     Examples
     --------

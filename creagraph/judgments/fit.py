@@ -1,4 +1,5 @@
-"""Bradley–Terry and Davidson maximum-likelihood fits and the plain Wald covariance
+"""Bradley–Terry and Davidson maximum-likelihood fits and the plain Wald covariance:
+Hunter's MM iteration [1]_, Davidson's tie model [2]_ in Newman's parametrisation [3]_
 (conventions: :mod:`creagraph.judgments.comparisons`).
 
 References
@@ -9,10 +10,6 @@ References
    in paired comparison experiments. *JASA*, 65(329), 317–328.
 .. [3] Newman, M. E. J. (2023). Efficient computation of rankings from pairwise
    comparisons. *JMLR*, 24(238), 1–25.
-.. [4] Maystre, L. choix: inference algorithms for models based on Luce's choice axiom.
-   https://github.com/lucasmaystre/choix
-.. [5] Chiang, W.-L. et al. (2024). Chatbot Arena: an open platform for evaluating LLMs
-   by human preference. *ICML*.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
-"""Intraclass correlations (Shrout & Fleiss) with F tests and intervals.
+"""Intraclass correlations (Shrout & Fleiss [1]_) with F tests and intervals [2]_
+over targets × raters (layouts: :mod:`creagraph.judgments.agreement`).
 
 References
 ----------
-.. [1] Kendall, M. G. & Babington Smith, B. (1939). The problem of m rankings.
-   *Ann. Math. Statist.* 10(3), 275–287 (W with tie correction: Kendall, *Rank
-   Correlation Methods*, 1948).
-.. [2] Friedman, M. (1937). The use of ranks to avoid the assumption of normality
-   implicit in the analysis of variance. *JASA* 32(200), 675–701.
-.. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
-   https://repository.upenn.edu/asc_papers/43
-.. [4] Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
-   *Psychological Bulletin* 76(5), 378–382.
-.. [5] Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing
+.. [1] Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing
    rater reliability. *Psychological Bulletin* 86(2), 420–428.
-.. [6] Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and Chatbot Arena.
-   *NeurIPS* (position bias and swap consistency of LLM judges).
-.. [7] Cohen, J. (1960). A coefficient of agreement for nominal scales. *Educational and
-   Psychological Measurement* 20(1), 37–46; weighted: Cohen, J. (1968), *Psychological
-   Bulletin* 70(4), 213–220.
-.. [8] McGraw, K. O. & Wong, S. P. (1996). Forming inferences about some intraclass
+.. [2] McGraw, K. O. & Wong, S. P. (1996). Forming inferences about some intraclass
    correlation coefficients. *Psychological Methods* 1(1), 30–46 (ICC confidence
    intervals).
 """
@@ -46,7 +33,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ICCResult:
-    """The six Shrout–Fleiss intraclass correlations [5]_ with their F tests.
+    """The six Shrout–Fleiss intraclass correlations [1]_ with their F tests.
 
     ``ICC1``: one-way random, single rater; ``ICC2``: two-way random, absolute
     agreement, single rater; ``ICC3``: two-way mixed, consistency, single rater; the
@@ -67,7 +54,7 @@ class ICCResult:
     n_raters: int
     ci_level: float = 0.95
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """Confidence interval per coefficient (keys as :meth:`as_dict`), F-based [8]_."""
+    """Confidence interval per coefficient (keys as :meth:`as_dict`), F-based [2]_."""
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -82,7 +69,7 @@ def icc(
     nan_policy: Literal["raise", "omit"] = "raise",
     ci: float = 0.95,
 ) -> ICCResult:
-    """Intraclass correlation coefficients (Shrout & Fleiss, 1979) [5]_ with intervals.
+    """Intraclass correlation coefficients (Shrout & Fleiss, 1979) [1]_ with intervals.
 
     Parameters
     ----------
@@ -91,7 +78,7 @@ def icc(
         pandas DataFrame is read by value.
     ci : float
         Level of the F-distribution confidence intervals (Shrout & Fleiss; McGraw & Wong
-        [8]_ for ICC2), in :attr:`ICCResult.ci`.
+        [2]_ for ICC2), in :attr:`ICCResult.ci`.
 
     Examples
     --------
@@ -163,7 +150,7 @@ def _icc_intervals(
     n: int, k: int, ci: float, mean_squares: tuple[float, float, float], f1: float,
     f23: float, icc2: float,
 ) -> dict[str, tuple[float, float]]:
-    """F-based confidence intervals (Shrout & Fleiss; McGraw & Wong [8]_ for ICC2)."""
+    """F-based confidence intervals (Shrout & Fleiss; McGraw & Wong [2]_ for ICC2)."""
     from scipy import stats
 
     msr, msc, mse = mean_squares

@@ -1,26 +1,10 @@
-"""Order-swap consistency of a (LLM) judge.
+"""Order-swap consistency of a (LLM) judge: how often a verdict survives swapping the
+two sides [1]_.
 
 References
 ----------
-.. [1] Kendall, M. G. & Babington Smith, B. (1939). The problem of m rankings.
-   *Ann. Math. Statist.* 10(3), 275–287 (W with tie correction: Kendall, *Rank
-   Correlation Methods*, 1948).
-.. [2] Friedman, M. (1937). The use of ranks to avoid the assumption of normality
-   implicit in the analysis of variance. *JASA* 32(200), 675–701.
-.. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability.
-   https://repository.upenn.edu/asc_papers/43
-.. [4] Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
-   *Psychological Bulletin* 76(5), 378–382.
-.. [5] Shrout, P. E. & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing
-   rater reliability. *Psychological Bulletin* 86(2), 420–428.
-.. [6] Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and Chatbot Arena.
+.. [1] Zheng, L. et al. (2023). Judging LLM-as-a-judge with MT-Bench and Chatbot Arena.
    *NeurIPS* (position bias and swap consistency of LLM judges).
-.. [7] Cohen, J. (1960). A coefficient of agreement for nominal scales. *Educational and
-   Psychological Measurement* 20(1), 37–46; weighted: Cohen, J. (1968), *Psychological
-   Bulletin* 70(4), 213–220.
-.. [8] McGraw, K. O. & Wong, S. P. (1996). Forming inferences about some intraclass
-   correlation coefficients. *Psychological Methods* 1(1), 30–46 (ICC confidence
-   intervals).
 """
 
 from __future__ import annotations
@@ -45,7 +29,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SwapConsistency:
-    """Order-swap consistency of a judge [6]_.
+    """Order-swap consistency of a judge [1]_.
 
     Attributes
     ----------

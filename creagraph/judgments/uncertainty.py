@@ -8,7 +8,7 @@
 - **Cluster-robust** (sandwich) covariance when comparisons are dependent within raters
   or prompts: ``B M B`` with ``B`` the inverse information and ``M = G/(G−1) Σ_g U_g U_gᵀ``
   (CR1), ``U_g`` the score summed over cluster ``g``; intervals use Student's t with
-  ``G − 1`` degrees of freedom, which holds its coverage with few clusters where the
+  ``G − 1`` degrees of freedom [1]_, which holds its coverage with few clusters where the
   percentile cluster bootstrap does not (``benchmarks/hcb_sim.py``).
 - **Ranks** as ``1 + number of items significantly better`` with the range
   ``[best, worst]`` they could take — never chained tiers.

@@ -30,7 +30,13 @@ from typing import Any
 from creagraph.core.io import InputError, iter_records
 from creagraph.core.llm import ChatReply, ChatRequest, Sampling
 from creagraph.core.outdir import claim_output_dir, file_identity
-from creagraph.runner.common import Endpoint, make_client, send_all, write_run_outputs
+from creagraph.runner.common import (
+    Endpoint,
+    make_client,
+    run_fingerprint,
+    send_all,
+    write_run_outputs,
+)
 from creagraph.runner.prompts import digest
 
 __all__ = ["Brief", "read_briefs", "shared_briefs", "run_briefs", "responses_from_reply",
@@ -182,11 +188,7 @@ def run_briefs(
     client = make_client(endpoint, sampling)
     name = (model_name or client.model).strip()
     fingerprint = {
-        "base_url": client.base_url.rstrip("/"),
-        "model": client.model,
-        "model_name": name,
-        "sampling": sampling.as_dict(),
-        "samples": samples,
+        **run_fingerprint(client, name, sampling, samples),
         "system_prompt": digest(system_prompt) if system_prompt else None,
         "briefs": file_identity(briefs_path) if briefs_path is not None else f"source:{source}",
         "visual_instruction": digest(VISUAL_INSTRUCTION),

@@ -23,7 +23,7 @@ from creagraph.core.llm import (
 )
 from creagraph.core.manifest import run_manifest, write_manifest
 
-__all__ = ["Endpoint", "make_client", "send_all", "write_run_outputs"]
+__all__ = ["Endpoint", "make_client", "run_fingerprint", "send_all", "write_run_outputs"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,21 @@ def make_client(endpoint: Endpoint, sampling: Sampling) -> ChatClient:
         cache=cache,
         requests_per_minute=endpoint.requests_per_minute,
     )
+
+
+def run_fingerprint(
+    client: ChatClient, model_name: str, sampling: Sampling, samples: int
+) -> dict[str, Any]:
+    """The settings every model run's fingerprint starts with, in this order (endpoint,
+    model, the name its replies are filed under, sampling, samples); each run adds its
+    own inputs after them."""
+    return {
+        "base_url": client.base_url.rstrip("/"),
+        "model": client.model,
+        "model_name": model_name,
+        "sampling": sampling.as_dict(),
+        "samples": samples,
+    }
 
 
 def send_all(

@@ -25,7 +25,13 @@ from typing import Any
 from creagraph.core.io import InputError, iter_records
 from creagraph.core.llm import ChatRequest, Sampling
 from creagraph.core.outdir import claim_output_dir, file_identity
-from creagraph.runner.common import Endpoint, make_client, send_all, write_run_outputs
+from creagraph.runner.common import (
+    Endpoint,
+    make_client,
+    run_fingerprint,
+    send_all,
+    write_run_outputs,
+)
 from creagraph.runner.prompts import DEFAULT_CREATE_TEMPLATE, check_placeholders, digest, render
 
 __all__ = ["run_create", "read_queries", "query_fields", "CREATE_OUTPUTS"]
@@ -134,11 +140,7 @@ def run_create(
     client = make_client(endpoint, sampling)
     name = (model_name or client.model).strip()
     fingerprint = {
-        "base_url": client.base_url.rstrip("/"),
-        "model": client.model,
-        "model_name": name,
-        "sampling": sampling.as_dict(),
-        "samples": samples,
+        **run_fingerprint(client, name, sampling, samples),
         "template": digest(template),
         "system_prompt": digest(system_prompt) if system_prompt else None,
         "queries": file_identity(queries_path),
