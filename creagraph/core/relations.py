@@ -59,13 +59,17 @@ def property_implications() -> dict[str, list[tuple[str, Direction]]]:
     political party ⇒ member of, doctoral advisor ⇒ student of). A malformed line raises
     :class:`ValueError` naming ``file:line``.
     """
-    return read_implication_table("property_implications.tsv")
+    return _read_implication_table("property_implications.tsv")
 
 
 @functools.cache
 def read_implication_table(name: str) -> dict[str, list[tuple[str, Direction]]]:
     """PID -> [(implied PID, direction)] from the table ``wikidata/NAME`` in the format of
     ``property_implications.tsv`` (``pid<TAB>implied_pid<TAB>forward|inverse<TAB>note``)."""
+    return _read_implication_table(name)
+
+
+def _read_implication_table(name: str) -> dict[str, list[tuple[str, Direction]]]:
     path = wikidata_dir() / name
     out: dict[str, list[tuple[str, Direction]]] = {}
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -342,8 +346,12 @@ class RelationLinker:
 
     def _genitive(self, noun: str) -> list[RelationLink]:
         """Links for "N of" from the bare property names N: "X doctoral student of Y" is
-        (Y, doctoral student, X), the name read the other way (method ``inverse-of``)."""
-        out = []
+        (Y, doctoral student, X), the name read the other way (method ``inverse-of``).
+        A name that already states its direction ("has works in the collection") is not a
+        noun: its "of" completes it and nothing flips."""
+        out: list[RelationLink] = []
+        if directional_phrase(noun):
+            return out
         for link in self._exact.get(noun, []):
             if link.method in ("label", "alias") and link.direction == "forward":
                 out.append(RelationLink(link.pid, "inverse", "inverse-of", 1.0))

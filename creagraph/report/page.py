@@ -432,6 +432,7 @@ def write_report(
             {"id": sid, "heading": heading,
              "html": _render(f"{sid}.html.j2", sections[sid].context)}
             for sid, heading in SECTIONS
+            if sid != "ekphrasis" or ekphrasis  # a separate benchmark: shown only when given
         ],
     })
     written = [out / "report.html", out / "leaderboard.csv"]

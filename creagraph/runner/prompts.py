@@ -103,7 +103,8 @@ def derive_template(record: Mapping[str, Any], prompt_field: str = "prompt") -> 
     Examples
     --------
     >>> row = {"query": "How is A tied to B?", "entity_a": "A", "entity_b": "B",
-    ...        "rel_b": "r", "prompt": "Query: How is A tied to B?\\nStart at A, end at B (r)."}
+    ...        "rel_b": "linked",
+    ...        "prompt": "Query: How is A tied to B?\\nStart at A, end at B (linked)."}
     >>> derive_template(row)
     'Query: {query}\\nStart at {entity_a}, end at {entity_b} ({rel_b}).'
     """

@@ -242,7 +242,7 @@ def test_openai_extractor_configuration(monkeypatch, chat_server):
     extractor = OpenAIChatExtractor(max_retries=0)
     assert extractor.base_url == chat_server and extractor.model == "env-model"
     _ChatHandler.failures_left = 5
-    with pytest.raises(RuntimeError, match="giving up after 1 attempts: HTTP Error 503"):
+    with pytest.raises(RuntimeError, match="giving up after 1 attempts: HTTP 503"):
         extractor.complete([{"role": "user", "content": "hi"}])
 
 
