@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 #: Below this share of triples decided by the kg judge, the report shows a caveat.
 DECIDED_CAVEAT = 0.5
 
-__all__ = ["SECTIONS", "write_report"]
+__all__ = ["OPTIONAL_SECTIONS", "SECTIONS", "write_report"]
 
 #: ``id`` and heading of every section of the page, in order; the section ``id`` is also
 #: the name of its template, ``templates/<id>.html.j2``.
@@ -50,8 +50,11 @@ SECTIONS = (
     ("relations", "Per-relation breakdown"),
     ("grounding", "Grounding coverage"),
     ("cliches", "Top cliché clusters per task"),
-    ("ekphrasis", "Ekphrasis pairwise leaderboards"),
 )
+
+#: sections after :data:`SECTIONS` shown only when their input is given: the Ekphrasis
+#: leaderboards are a separate benchmark, not a gap in a CREATE report
+OPTIONAL_SECTIONS = (("ekphrasis", "Ekphrasis pairwise leaderboards"),)
 
 
 @dataclass(frozen=True)
@@ -424,6 +427,7 @@ def write_report(
         "cliches": _cliches_section(tig_clusters, tig_anchors, top_clusters),
         "ekphrasis": _ekphrasis_section(ekphrasis),
     }
+    shown = [*SECTIONS, *(s for s in OPTIONAL_SECTIONS if s[0] != "ekphrasis" or ekphrasis)]
     page = _render("page.html.j2", {
         "title": title,
         "scope": _scope(coverage),
@@ -431,15 +435,14 @@ def write_report(
         "sections": [
             {"id": sid, "heading": heading,
              "html": _render(f"{sid}.html.j2", sections[sid].context)}
-            for sid, heading in SECTIONS
-            if sid != "ekphrasis" or ekphrasis  # a separate benchmark: shown only when given
+            for sid, heading in shown
         ],
     })
     written = [out / "report.html", out / "leaderboard.csv"]
     with atomic_write(written[0]) as handle:
         handle.write(page)
     write_records(written[1], table)
-    for fig in (fig for sid, _ in SECTIONS for fig in sections[sid].figures):
+    for fig in (fig for sid, _ in shown for fig in sections[sid].figures):
         with atomic_write(out / fig.file, mode="wb", encoding=None) as handle:
             handle.write(fig.png)
         written.append(out / fig.file)
