@@ -203,9 +203,10 @@ def template(
     with its query fields replaced by placeholders, checked to reproduce every row's
     stored prompt byte for byte (refused otherwise)."""
     from creagraph.core.io import atomic_write, read_records
-    from creagraph.core.outdir import check_inputs_outside
+    from creagraph.core.outdir import check_output_file, claim_output_file, file_identity
     from creagraph.runner.prompts import derive_checked_template
 
+    check_output_file(out, "run template", inputs=[answers])
     records = read_records(answers)
     if row is not None and not 1 <= row <= len(records):
         raise InputError(f"--row: {answers} has {len(records)} rows, not {row}")
@@ -221,12 +222,9 @@ def template(
             f"{answers}: the template from row {used} reproduces {check.matched} of "
             f"{check.rows} stored prompts ({detail}); try another --row"
         )
-    if out.exists() and out.resolve() == answers.resolve():
-        raise InputError(f"{out}: is the input file; give another --out")
-    check_inputs_outside(out.parent, [answers], [out.name])
-    if out.exists():
-        raise InputError(f"{out}: exists; creagraph does not overwrite a file it did not make")
-    with atomic_write(out) as handle:
+    with claim_output_file(out, "run template", inputs=[answers],
+                           fingerprint={"answers": file_identity(answers), "row": used}), \
+            atomic_write(out) as handle:
         handle.write(text)
     typer.echo(f"{out}: template from row {used} reproduces all {check.rows} stored prompts "
                f"of {answers}")

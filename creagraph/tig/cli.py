@@ -980,13 +980,19 @@ def judge_import(
     import json as _json
 
     from creagraph.core.io import InputError, write_jsonl
+    from creagraph.core.outdir import check_output_file, claim_output_file, file_identity
     from creagraph.tig.judge import read_comparisons
     from creagraph.tig.judge_export import agreement_with_humans, import_labels, read_key
 
+    inputs = [p for p in (labels, key, comparisons) if p is not None]
+    check_output_file(out, "tig judge-import", inputs=inputs)
     records = import_labels(labels, read_key(key))
     if not records:
         raise InputError(f"{labels}: no labelled pair")
-    write_jsonl(out, records)
+    with claim_output_file(out, "tig judge-import", inputs=inputs,
+                           fingerprint={"labels": file_identity(labels),
+                                        "key": file_identity(key)}):
+        write_jsonl(out, records)
     typer.echo(f"{len(records)} labels → {out}")
     if comparisons is not None:
         result = agreement_with_humans(read_comparisons(comparisons), records)

@@ -188,6 +188,23 @@ def test_derived_template_reproduces_every_stored_prompt(capsys, tmp_path, publi
     assert not (tmp_path / "t2.txt").exists()
 
 
+def test_template_never_writes_over_its_input_or_a_users_file(capsys, tmp_path, published):
+    before = published.read_bytes()
+    code, _, err = run(capsys, "run", "template", published, "--out", published)
+    assert code == 2 and str(published) in err
+    assert published.read_bytes() == before
+    mine = tmp_path / "t.txt"
+    mine.write_text("my own template\n")
+    code, _, err = run(capsys, "run", "template", published, "--out", mine)
+    assert code == 2 and "not made by creagraph" in err
+    assert mine.read_text() == "my own template\n"
+    out = tmp_path / "derived.txt"
+    for _ in range(2):  # its own output is replaced on a re-run
+        code, _, err = run(capsys, "run", "template", published, "--out", out)
+        assert code == 0, err
+    assert "{query}" in out.read_text(encoding="utf-8")
+
+
 def test_samples_are_separate_model_rows(capsys, tmp_path, published):
     rows = read_records(published)[:2]
     queries = tmp_path / "q.jsonl"

@@ -359,6 +359,30 @@ def test_import_names_file_and_line_of_a_bad_label(tmp_path, capsys):
     assert not (tmp_path / "h.jsonl").exists()
 
 
+def test_import_never_writes_over_an_input_or_a_users_file(tmp_path, capsys):
+    key = tmp_path / "key.jsonl"
+    key.write_text(json.dumps({"pair_id": "p0001", "index": 0, "task_id": "t",
+                               "dimension": "novelty", "model_1": "x", "model_2": "y",
+                               "response_1": "r1", "response_2": "r2"}) + "\n")
+    labels = tmp_path / "labels.csv"
+    labels.write_text("pair_id,label,annotator\np0001,1,a\n")
+    before = labels.read_bytes(), key.read_bytes()
+    for target in (labels, key):
+        code, _, err = run(capsys, "tig", "judge-import", labels, "--key", key, "--out", target)
+        assert code == 2 and str(target) in err
+    assert (labels.read_bytes(), key.read_bytes()) == before
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("a user's notes\n")
+    code, _, err = run(capsys, "tig", "judge-import", labels, "--key", key, "--out", mine)
+    assert code == 2 and "not made by creagraph" in err
+    assert mine.read_text() == "a user's notes\n"
+    out = tmp_path / "h.jsonl"
+    for _ in range(2):  # its own output is replaced on a re-run
+        code, _, err = run(capsys, "tig", "judge-import", labels, "--key", key, "--out", out)
+        assert code == 0, err
+    assert len(out.read_text().splitlines()) == 1
+
+
 # units --------------------------------------------------------------------------------------
 def test_parse_verdict_strict_repaired_and_unreadable():
     assert parse_verdict('{"winner": "A"}') == ("A", False)
