@@ -93,8 +93,9 @@ def write_sample(records, path: Path, size: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from creagraph.core.paths import default_slice_path, default_store_dir
-    from creagraph.kg import EmbeddedKG, import_dumps
+    from _common import slice_store
+
+    from creagraph.core.paths import default_store_dir
     from creagraph.querygen import GenerationConfig, TargetPolicy, generate_queries
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -105,11 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sample-size", type=int, default=50)
     args = parser.parse_args(argv)
 
-    store = args.store or default_store_dir()
-    if not (store / "meta.json").exists():
-        print(f"importing {default_slice_path()} into {store} …")
-        import_dumps([default_slice_path()], store, show_progress=False)
-    kg = EmbeddedKG(store)
+    kg = slice_store(args.store or default_store_dir())
 
     t0 = time.perf_counter()
     result = generate_queries(kg, args.n, args.seed)
