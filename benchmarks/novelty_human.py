@@ -16,6 +16,9 @@ as Spearman's ρ with the human rating:
 * ``LOPO``: leave-one-prompt-out — for each prompt, τ ∈ {0.75, 0.8, 0.85} and α ∈ {0.25,
   0.5, 0.75} are chosen on the other eight prompts and the held-out prompt is scored with
   that choice (the honest figure these prompts allow);
+* ``calib.``: the optional calibration (:mod:`creagraph.tig.calibration`) under
+  leave-one-prompt-out: its ridge fitted on the other eight prompts' answers, applied to the
+  held-out prompt (``benchmarks/fit_novelty_calibration.py`` fits the shipped one on all nine);
 * ``plain``: the plain-distance baseline ``D`` (the brief + answer embedded, distance to the
   nearest 15 % of the other groups' answers — no atoms, graph or clusters);
 * ``sem.dist``: 1 − cos(answer, prompt word);
@@ -49,6 +52,12 @@ from creagraph.core.embeddings import default_embedder  # noqa: E402
 from creagraph.tig.adapters import default_shared_dir  # noqa: E402
 from creagraph.tig.atoms import OfflineExtractor  # noqa: E402
 from creagraph.tig.brief import task_kind  # noqa: E402
+from creagraph.tig.calibration import (  # noqa: E402
+    concept_distances,
+    feature_matrix,
+    fit_calibration,
+    predict_rating,
+)
 from creagraph.tig.population import build_atom_tables  # noqa: E402
 from creagraph.tig.schema import Response  # noqa: E402
 from creagraph.tig.score import ScoreConfig, idea_novelty, score_tables  # noqa: E402
@@ -126,6 +135,8 @@ def main() -> None:
     # ρ[task][(τ, α)] and the baselines per task
     grid: dict[str, dict[tuple[float, float], float]] = {t: {} for t in tasks}
     base: dict[str, dict[str, Any]] = {}
+    concept = concept_distances(responses, embedder)
+    calibration_features: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for tau, run in runs.items():
         scores = {s.response_id: s for s in run.scores}
         for task_id in tasks:
@@ -137,6 +148,8 @@ def main() -> None:
                 grid[task_id][(tau, alpha)] = spearman(
                     np.asarray(idea_novelty(rarity, distance, alpha)), y)
             if tau == default.match_threshold:
+                calibration_features[task_id] = (
+                    feature_matrix([scores[r.response_id] for r in items], concept), y)
                 answers = embedder.encode([r.core_idea for r in items])
                 (word,) = embedder.encode([task_id])
                 base[task_id] = {
@@ -156,7 +169,11 @@ def main() -> None:
                                                    c == (default.match_threshold,
                                                          default.rarity_weight)))
         b = base[task_id]
-        rows.append({"task": task_id, "kind": b["kind"], "n": b["n"],
+        coef, intercept = fit_calibration({t: calibration_features[t][0] for t in others},
+                                          {t: calibration_features[t][1] for t in others})
+        x, y = calibration_features[task_id]
+        rows.append({"calibrated": spearman(predict_rating(x, coef, intercept), y),
+                     "task": task_id, "kind": b["kind"], "n": b["n"],
                      "default": grid[task_id][(default.match_threshold, default.rarity_weight)],
                      "lopo": grid[task_id][chosen], "chosen": chosen,
                      "plain": b["plain"], "sem.dist": b["sem.dist"], "words": b["words"],
@@ -167,26 +184,36 @@ def main() -> None:
           f"{seconds[default.match_threshold]:.1f} s "
           f"({len(responses) / seconds[default.match_threshold]:.0f} answers/s)")
     header = (f"{'prompt':<8} {'kind':<9} {'n':>6} {'default':>8} {'LOPO':>7} {'(τ, α)':>12} "
-              f"{'plain':>7} {'sem.dist':>9} {'words':>7} {'matched':>8}")
+              f"{'calib.':>7} {'plain':>7} {'sem.dist':>9} {'words':>7} {'matched':>8}")
     print(header)
     for r in rows:
         print(f"{r['task']:<8} {r['kind']:<9} {r['n']:>6} {r['default']:>8.3f} {r['lopo']:>7.3f} "
-              f"{str(r['chosen']):>12} {r['plain']:>7.3f} {r['sem.dist']:>9.3f} "
+              f"{str(r['chosen']):>12} {r['calibrated']:>7.3f} {r['plain']:>7.3f} "
+              f"{r['sem.dist']:>9.3f} "
               f"{r['words']:>7.3f} {r['matched']:>8.1%}")
     groups = {"all": rows} | {k: [r for r in rows if r["kind"] == k]
                               for k in sorted({r["kind"] for r in rows})}
     for name, members in groups.items():
         means = {c: statistics.fmean(r[c] for r in members)
-                 for c in ("default", "lopo", "plain", "sem.dist", "words")}
+                 for c in ("default", "lopo", "calibrated", "plain", "sem.dist", "words")}
         print(f"{'mean ' + name:<18} {len(members):>3}p {means['default']:>8.3f} "
-              f"{means['lopo']:>7.3f} {'':>12} {means['plain']:>7.3f} {means['sem.dist']:>9.3f} "
+              f"{means['lopo']:>7.3f} {'':>12} {means['calibrated']:>7.3f} {means['plain']:>7.3f} "
+              f"{means['sem.dist']:>9.3f} "
               f"{means['words']:>7.3f}")
     lopo = statistics.fmean(r["lopo"] for r in rows)
     plain = statistics.fmean(r["plain"] for r in rows)
     print(f"LOPO − plain distance: {lopo - plain:+.3f} (target ≥ +0.03 on held-out prompts); "
           f"LOPO mean {lopo:.3f} (target ≥ 0.45)")
-    worst = [r["task"] for r in rows if r["lopo"] < r["sem.dist"]]
-    print("prompts below semantic distance: " + (", ".join(worst) if worst else "none"))
+    calibrated = statistics.fmean(r["calibrated"] for r in rows)
+    print(f"calibrated (LOPO) − plain distance: {calibrated - plain:+.3f}; calibrated mean "
+          f"{calibrated:.3f}")
+    for name, column in (("LOPO", "lopo"), ("calibrated", "calibrated")):
+        worst = [r["task"] for r in rows if r[column] < r["sem.dist"]]
+        print(f"prompts where {name} is below semantic distance: "
+              + (", ".join(worst) if worst else "none"))
+        wordy = [r["task"] for r in rows if r["words"] > r[column]]
+        print(f"prompts where word count alone beats {name}: "
+              + (", ".join(wordy) if wordy else "none"))
 
 
 if __name__ == "__main__":

@@ -632,6 +632,14 @@ def score(
         Path | None, typer.Option("--summary", help="Also write the per-model summary "
                                   "(novelty mean, bootstrap interval, distinct share) as JSON.")
     ] = None,
+    calibrated: Annotated[
+        bool, typer.Option("--calibrated", help="Novelty from the calibration fitted on "
+                           "human originality ratings (uses and instances tasks only).")
+    ] = False,
+    calibration: Annotated[
+        Path | None, typer.Option("--calibration", help="Calibration file for --calibrated "
+                                  "(default: the one shipped with creagraph).")
+    ] = None,
     *,
     shared: _Shared,
 ) -> None:
@@ -647,6 +655,14 @@ def score(
                                    rarity_weight=rarity_weight)
     except ValueError as exc:
         raise InputError(str(exc)) from exc
+    if calibration is not None and not calibrated:
+        raise InputError("--calibration needs --calibrated")
+    loaded_calibration = None
+    if calibrated:
+        from creagraph.tig.calibration import load_calibration
+
+        loaded_calibration = load_calibration(calibration)
+        loaded_calibration.check_run(match_threshold, neighbour_share, None)
     started = time.time()
     inputs = [*shared.inputs(responses), *([reference] if reference is not None else [])]
     check_output_file(out, "tig score", inputs=inputs)
@@ -661,6 +677,12 @@ def score(
     config = shared.config()
     tables = _tables(shared, population, concept)
     run = score_tables(tables, None, config, score_config, reference_models=reference_models)
+    if loaded_calibration is not None:
+        from creagraph.core.embeddings import default_embedder
+        from creagraph.tig.calibration import calibrate_run
+
+        run = calibrate_run(run, tables, loaded_calibration, default_embedder(),
+                            match_threshold=match_threshold, neighbour_share=neighbour_share)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for message in run.warnings:
@@ -673,10 +695,15 @@ def score(
         cliche_weight=cliche_weight, match_threshold=match_threshold,
         rarity_weight=rarity_weight,
         reference=str(reference) if reference is not None else None,
-        reference_source=str(reference_source) if reference_source is not None else None)
+        reference_source=str(reference_source) if reference_source is not None else None,
+        calibration=None if loaded_calibration is None else loaded_calibration.sha256)
     with claim_output_file(out, "tig score", inputs=inputs, fingerprint=fingerprint):
         write_scores(out, run.scores)
-    _write_tig_manifest(out, started, config, score_config, responses)
+    _write_tig_manifest(out, started, config, score_config, responses,
+                        calibration=None if loaded_calibration is None else {
+                            "file": loaded_calibration.source,
+                            "sha256": loaded_calibration.sha256,
+                            "fitted_on": loaded_calibration.fitted_on})
     rows = run.model_summary(score_config.bootstrap)
     if summary is not None:
         with claim_output_file(summary, "tig score", inputs=[*inputs, out],
@@ -730,7 +757,8 @@ def _with_reference(shared: _Shared, responses: Path | None, reference: Path | N
 
 
 def _write_tig_manifest(out: Path, started: float, config: Any, score_config: Any,
-                        responses: Path | None) -> None:
+                        responses: Path | None, calibration: dict[str, Any] | None = None
+                        ) -> None:
     """``<out>.run.json`` beside the scores file (:mod:`creagraph.core.manifest`)."""
     import dataclasses
 
@@ -745,7 +773,8 @@ def _write_tig_manifest(out: Path, started: float, config: Any, score_config: An
     manifest = run_manifest(
         "tig score", started=started,
         settings={"tig": plain(config), "score": plain(score_config),
-                  "responses": str(responses) if responses else None},
+                  "responses": str(responses) if responses else None,
+                  **({"calibration": calibration} if calibration is not None else {})},
         embedder={"model": DEFAULT_MODEL_NAME},
     )
     write_manifest(out.parent, manifest, name=out.name + ".run.json")

@@ -211,7 +211,10 @@ class ResponseScore:
     ``distance`` is the plain-distance baseline ``D``; ``rarity`` is ``None`` for a
     response with no idea beyond the brief (its novelty is ``D``); ``matched`` describes the
     matched idea of a short answer (reference responses and models in it, the nearest
-    paraphrase); ``distinct`` is the within-model repetition of its (task, model).
+    paraphrase); ``distinct`` is the within-model repetition of its (task, model). A
+    calibrated score (:func:`creagraph.tig.calibration.calibrate_run`) has the calibrated
+    novelty, and keeps the ``uncalibrated_novelty``, the ``predicted_rating`` and the
+    ``concept_distance`` feature.
     """
 
     response_id: str
@@ -229,9 +232,12 @@ class ResponseScore:
     rarity: float | None = None
     matched: dict[str, Any] | None = None
     distinct: float | None = None
+    uncalibrated_novelty: float | None = None
+    predicted_rating: float | None = None
+    concept_distance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "response_id": self.response_id,
             "task_id": self.task_id,
             "model": self.model,
@@ -248,6 +254,11 @@ class ResponseScore:
             "atoms": [dict(a) for a in self.atoms],
             "clusters_hit": [dict(c) for c in self.clusters_hit],
         }
+        if self.predicted_rating is not None:  # calibrated (creagraph.tig.calibration)
+            record.update(uncalibrated_novelty=self.uncalibrated_novelty,
+                          predicted_rating=self.predicted_rating,
+                          concept_distance=self.concept_distance)
+        return record
 
 
 @dataclass
