@@ -309,8 +309,9 @@ def calibrate_run(run: Any, tables: Mapping[str, Any], calibration: NoveltyCalib
             f"{calibration.source}: fitted on {', '.join(sorted(calibration.kinds))} tasks "
             f"only; cannot calibrate {len(wrong)} task(s) of another kind: {listed}; "
             "score them without --calibrated")
+    scored = {s.response_id for s in run.scores}
     responses = [r for task_id in dict.fromkeys(s.task_id for s in run.scores)
-                 for r in tables[task_id].responses]
+                 for r in tables[task_id].responses if r.response_id in scored]
     distances = concept_distances(responses, embedder, concepts)
     x = feature_matrix(run.scores, distances)
     rating, novelty = calibration.novelty(x)

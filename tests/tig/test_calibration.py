@@ -195,3 +195,24 @@ def test_score_command_calibrated_records_the_calibration(shared_dir, tmp_path, 
     assert main(["tig", "score", str(responses), "--out", str(out2), "--calibrated",
                  "--match-threshold", "0.7"]) == 2
     assert "match_threshold" in capsys.readouterr().err and not out2.exists()
+
+
+def test_calibrated_score_against_a_reference_population(shared_dir, tmp_path):
+    """A user's model scored against a shared population gets calibrated novelty, and only
+    its own answers are calibrated (the reference is not scored)."""
+    answers = _rope_answers(shared_dir, 80)
+    reference = [r for r in answers if r.model != "g3"]
+    mine = [Response("rope", r.brief, "mine", i, r.core_idea, response_id=f"mine|{i}")
+            for i, r in enumerate(a for a in answers if a.model == "g3")]
+    ref_file, mine_file = tmp_path / "ref.jsonl", tmp_path / "mine.jsonl"
+    write_responses(ref_file, reference)
+    write_responses(mine_file, mine)
+    out, summary = tmp_path / "scores.jsonl", tmp_path / "summary.json"
+    assert main(["tig", "score", str(mine_file), "--reference", str(ref_file), "--out",
+                 str(out), "--summary", str(summary), "--calibrated"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(mine) and {r["model"] for r in rows} == {"mine"}
+    assert all(r["predicted_rating"] is not None for r in rows)
+    (model,) = json.loads(summary.read_text())["models"]
+    assert model["novelty_mean"] == pytest.approx(np.mean([r["novelty"] for r in rows]),
+                                                  abs=1e-6)
