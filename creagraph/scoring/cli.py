@@ -120,13 +120,20 @@ def _echo_summary(out: Path, counts: dict) -> None:
             f"  {row['model']}: s0.7 {_fmt(row, 's_0.7_mean')}  s0.9 {_fmt(row, 's_0.9_mean')}  "
             f"max σ {_fmt(row, 'max_quality_mean')}  "
             f"d {_fmt(row, 'mean_pairwise_distance_mean')}  "
-            f"|U| {_fmt(row, 'n_kept_mean')}  ({row['n_queries']} queries){extra}"
+            f"|U| {_fmt(row, 'n_kept_mean')}  ({row['n_queries']} queries"
+            f"{_of_query_set(row)}){extra}"
         )
         typer.echo(
             f"    unknown triples as not factual / factual: s0.9 "
             f"{_fmt(row, 's_0.9_strict_mean')} / {_fmt(row, 's_0.9_lenient_mean')}  "
             f"decided {_fmt(row, 'decided_share_mean')}"
         )
+
+
+def _of_query_set(row: dict) -> str:
+    """" of N in query set D": the coverage of the set the model is compared on."""
+    size = f" of {row['query_set_size']}" if row.get("query_set_size") else ""
+    return f"{size} in query set {row['query_set']}" if row.get("query_set") else ""
 
 
 # Long only for its option declarations (typer's Annotated parameters); the body is short.
@@ -220,6 +227,15 @@ def score(
             "slice's negatives.tsv.gz): the kg judge refutes them."
         ),
     ] = None,
+    query_set: Annotated[
+        Path | None,
+        typer.Option(
+            "--query-set",
+            help="The benchmark's query file the answers were drawn from: every model is "
+            "compared on it (answered queries must be in it). Default: the queries file of "
+            "`run create`, else the union of the queries answered in this run.",
+        ),
+    ] = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -258,6 +274,7 @@ def score(
         address=address,
         parquet=parquet,
         fresh=fresh,
+        query_set=query_set,
     )
     _echo_summary(out, counts)
 
