@@ -16,8 +16,8 @@ on is, in this order:
    requests are still missing names the set it was asked, not the subset it answered;
 3. otherwise *the union of the queries answered in the same* ``score`` *run* (every answer
    file scored together without 1 or 2 shares it): the published sample outputs answer
-   different subsets of 24 published queries (20 each) and, scored together, are compared
-   on those 24; scored in separate runs, they name different sets.
+   different subsets of 22 published queries (20 each) and, scored together, are compared
+   on those 22; scored in separate runs, they name different sets.
 
 The digest is :func:`query_set_digest` (order, case, accents, punctuation and spacing of
 the texts do not matter). :class:`QuerySetTally` applies the rule to streamed records

@@ -263,9 +263,13 @@ def eval_create(
     deadline: DeadlineOpt = 600.0,
     no_cache: NoCacheOpt = False,
     model_name: ModelNameOpt = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Delete OUT's run, score and report first.")
+    ] = False,
 ) -> None:
     """Run → score → report in one command: OUT/run (answers), OUT/score (with the
-    run's settings in its fingerprint), OUT/report (leaderboard and page)."""
+    run's settings in its fingerprint; every model compared on QUERIES), OUT/report
+    (leaderboard and page). A re-run with the same settings resumes."""
     from creagraph.runner.evaluate import eval_create as run_eval
 
     paths = run_eval(
@@ -283,5 +287,6 @@ def eval_create(
         store=str(store) if store else None,
         endpoint_url=endpoint,
         compare=list(compare or []),
+        fresh=fresh,
     )
     typer.echo(f"report: {paths['report']}")

@@ -5,7 +5,9 @@ One request per query × sample. Each ``answers.jsonl`` row keeps the query's ow
 (``query_id``/``index``, ``query``, ``entity_a``, ``entity_b``, ``rel_b`` and the rest of a
 ``queries generate`` record) — but never a published file's answers or scores — and adds
 ``model``, ``path_prediction`` (the reply text), ``prompt`` (exactly what was sent),
-``finish_reason``, ``usage``, ``sampling`` and ``sample``. An empty or cut-off reply is a
+``finish_reason``, ``usage``, ``sampling``, ``sample`` and ``query_set`` /
+``query_set_size`` (the identity of the whole QUERIES file, so ``score`` compares the model
+on the set it was asked: :mod:`creagraph.core.manifest`). An empty or cut-off reply is a
 row like any other (``finish_reason`` says ``length``); a request that got no reply after
 its retries is listed in ``failures.jsonl`` instead and asked again by a re-run.
 
@@ -24,6 +26,7 @@ from typing import Any
 
 from creagraph.core.io import InputError, iter_records
 from creagraph.core.llm import ChatRequest, Sampling
+from creagraph.core.manifest import query_set_identity
 from creagraph.core.outdir import claim_output_dir, file_identity
 from creagraph.runner.common import (
     Endpoint,
@@ -44,6 +47,7 @@ _NOT_QUERY = frozenset(
         "path_prediction", "raw_path_prediction", "answer", "response", "prompt",
         "prompt_for_path", "parsed_paths", "reasoning_paths", "model", "model_name",
         "eval_model_name", "finish_reason", "usage", "sampling", "sample", "model_base",
+        "query_set", "query_set_size",
     }
 )  # fmt: skip
 _SCORE_FIELD = re.compile(r".*_\d+$")  # paths_0, factuality_scores_0, …
@@ -137,6 +141,7 @@ def run_create(
     template = DEFAULT_CREATE_TEMPLATE if template is None else template
     check_placeholders(template, where=str(template_path or "template"))
     queries = read_queries(queries_path)
+    query_set, query_set_size = query_set_identity(q["query"] for q in queries)
     client = make_client(endpoint, sampling)
     name = (model_name or client.model).strip()
     fingerprint = {
@@ -170,6 +175,7 @@ def run_create(
             if samples > 1:
                 row["model_base"] = name
             row["sample"] = request.sample
+            row["query_set"], row["query_set_size"] = query_set, query_set_size
             if not reply.ok:
                 failed.append({**row, "error": reply.error, "error_kind": reply.error_kind})
                 continue
@@ -191,7 +197,8 @@ def run_create(
             started=started,
             settings={**fingerprint, "concurrency": endpoint.concurrency,
                       "requests_per_minute": endpoint.requests_per_minute,
-                      "deadline": endpoint.deadline},
+                      "deadline": endpoint.deadline, "query_set": query_set,
+                      "query_set_size": query_set_size},
             client=client,
             sampling=sampling,
         )
