@@ -86,6 +86,7 @@ def eval_create(
         "endpoint": endpoint_url,
     }
     run_dir, score_dir, report_dir = root / "run", root / "score", root / "report"
+    _check_compare_within(queries_path, compare)  # before any request is sent
     with claim_output_dir(root, "eval create", EVAL_OUTPUTS, inputs=inputs,
                           fingerprint=fingerprint, fresh=fresh):
         summary = run_create(
@@ -111,3 +112,26 @@ def eval_create(
             files = write_report(scored, report_dir, n_resamples=n_resamples,
                                  title="creagraph eval create")
     return {"run": run_dir, "score": score_dir, "report": Path(files[0])}
+
+
+def _check_compare_within(
+    queries_path: str | os.PathLike[str], compare: Sequence[str | os.PathLike[str]]
+) -> None:
+    """Every query a ``--compare`` file answers must be one of QUERIES (the set every
+    model is compared on); an error names the file and row."""
+    from creagraph.core.io import iter_records
+    from creagraph.core.manifest import read_query_set
+    from creagraph.core.text import normalize_loose
+
+    if not compare:
+        return
+    _, _, allowed = read_query_set(queries_path)
+    for path in compare:
+        for number, record in enumerate(iter_records(path), start=1):
+            query = record.get("query") if isinstance(record, dict) else None
+            if isinstance(query, str) and normalize_loose(query) not in allowed:
+                raise InputError(
+                    f"{path}: row {number}: query {query!r} is not in the query set "
+                    f"{queries_path}: a comparison needs the same queries; run the model "
+                    "on a QUERIES file that holds every compared query"
+                )
