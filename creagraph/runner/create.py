@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
-from creagraph.core.llm import ChatRequest, Sampling
+from creagraph.core.llm import ChatRequest, Prices, Sampling
 from creagraph.core.manifest import query_set_identity
 from creagraph.core.outdir import claim_output_dir, file_identity
 from creagraph.runner.common import (
@@ -97,6 +97,7 @@ def run_create(
     system_prompt: str | None = None,
     model_name: str | None = None,
     fresh: bool = False,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Send every query × sample to the endpoint and write ``out/answers.jsonl``.
 
@@ -121,6 +122,9 @@ def run_create(
         The ``model`` written in the answers (default: the endpoint's model name).
     fresh : bool
         Replace a previous run's outputs in ``out``.
+    prices : Prices, optional
+        Per 1M input / output tokens: the summary and ``run.json`` then hold the
+        estimated cost of the requests sent (none is shipped or guessed).
 
     Returns
     -------
@@ -201,4 +205,5 @@ def run_create(
                       "query_set_size": query_set_size},
             client=client,
             sampling=sampling,
+            prices=prices,
         )

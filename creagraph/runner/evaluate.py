@@ -7,9 +7,10 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from creagraph.core.io import InputError
-from creagraph.core.llm import Sampling
+from creagraph.core.llm import Prices, Sampling
 from creagraph.runner.common import Endpoint
 
 __all__ = ["eval_create", "EVAL_OUTPUTS"]
@@ -35,7 +36,8 @@ def eval_create(
     compare: Sequence[str | os.PathLike[str]] = (),
     n_resamples: int = 2000,
     fresh: bool = False,
-) -> dict[str, Path]:
+    prices: Prices | None = None,
+) -> dict[str, Any]:
     """Run → score → report into ``out/run``, ``out/score`` and ``out/report``.
 
     ``out`` is claimed as a whole (:func:`creagraph.core.outdir.claim_output_dir`): it must
@@ -50,7 +52,9 @@ def eval_create(
     Returns
     -------
     dict
-        ``{"run": …, "score": …, "report": <index.html>}``.
+        ``{"run": …, "score": …, "report": <report.html>, "run_cost": …,
+        "judge_cost": …}`` (the cost estimates of the run's requests and, with an LLM
+        judge, of the judge's; see :func:`creagraph.core.llm.cost_estimate`).
     """
     from creagraph.core.llm import llm_settings
     from creagraph.core.outdir import claim_output_dir, file_identity
@@ -98,20 +102,24 @@ def eval_create(
             template_path=template_path,
             system_prompt=system_prompt,
             model_name=model_name,
+            prices=prices,
         )
         if not summary["rows"]:
             raise InputError(f"{run_dir}: no answers came back; nothing to score")
         answers = run_dir / "answers.jsonl"
         run_settings = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["settings"]
-        score_to_dir([answers, *map(Path, compare)], score_dir, config,
-                     run_settings=run_settings, query_set=Path(queries_path))
+        counts = score_to_dir([answers, *map(Path, compare)], score_dir, config,
+                              run_settings=run_settings, query_set=Path(queries_path),
+                              prices=prices)
         scored = read_scored([score_dir])
         with claim_output_dir(
             report_dir, "report", REPORT_OUTPUTS, inputs=[score_dir / "queries.jsonl"]
         ):
             files = write_report(scored, report_dir, n_resamples=n_resamples,
                                  title="creagraph eval create")
-    return {"run": run_dir, "score": score_dir, "report": Path(files[0])}
+    judge_usage = counts.get("llm_judge") or {}
+    return {"run": run_dir, "score": score_dir, "report": Path(files[0]),
+            "run_cost": summary["cost"], "judge_cost": judge_usage.get("cost")}
 
 
 def _check_compare_within(

@@ -414,6 +414,7 @@ def score_to_dir(
     fresh: bool = False,
     run_settings: Mapping[str, Any] | None = None,
     query_set: Path | None = None,
+    prices: Any = None,
 ) -> dict[str, Any]:
     """Score answer files into the output folder ``out``, as ``creagraph score`` does
     (SPEC §3.2–3.8, §6).
@@ -426,8 +427,9 @@ def score_to_dir(
     Parquet; ``run_settings`` (``eval create``: the settings of the run that made the
     answers) join the fingerprint; ``query_set`` names the file of the benchmark's queries
     the answers were drawn from (every answered query must be in it; its digest is each
-    model's ``query_set``, :mod:`creagraph.core.manifest`). ``config`` is validated by the
-    caller. Returns the counts of
+    model's ``query_set``, :mod:`creagraph.core.manifest`); ``prices``
+    (:class:`creagraph.core.llm.Prices`) price the LLM judge's tokens. ``config`` is
+    validated by the caller. Returns the counts of
     :func:`creagraph.scoring.pipeline.score_files`.
     """
     from creagraph.core.outdir import claim_output_dir
@@ -461,6 +463,13 @@ def score_to_dir(
         counts = _run_engine(
             rows, config, out, engine, workers, address, total, again=iter_answers(inputs, model)
         )
+        if isinstance(counts.get("llm_judge"), dict):  # its cost, from the user's prices
+            from creagraph.core.llm import cost_estimate
+
+            usage = counts["llm_judge"]
+            usage["cost"] = cost_estimate(
+                {k: usage.get(f"sent_{k}", 0) for k in
+                 ("prompt_tokens", "completion_tokens", "no_usage")}, prices)
         if parquet:
             _write_parquet(out)
         _write_score_manifest(out, config, inputs, model, engine, started, counts)

@@ -105,6 +105,10 @@ def _echo_summary(out: Path, counts: dict) -> None:
             f"{usage['cached']} from the reply cache, {usage['failed']} failed); "
             f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
         )
+        if usage.get("cost"):
+            from creagraph.core.llm import cost_line
+
+            typer.echo(f"llm judge {cost_line(usage['cost'])}")
     for row in iter_records(out / "summary.csv"):
         extra = ""
         if "ceiling_fraction_0.9_mean" in row:
@@ -236,6 +240,14 @@ def score(
             "`run create`, else the union of the queries answered in this run.",
         ),
     ] = None,
+    price_input: Annotated[
+        float | None,
+        typer.Option("--price-input", help="Your price per 1M input tokens of the LLM "
+                     "judge: its cost estimate (creagraph ships no prices)."),
+    ] = None,
+    price_output: Annotated[
+        float | None, typer.Option("--price-output", help="Your price per 1M output tokens.")
+    ] = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -263,6 +275,8 @@ def score(
             llm_concurrency=llm_concurrency,
         )
     )
+    from creagraph.core.llm import Prices
+
     name, address = _engine(engine, scheduler, workers, address)
     counts = score_to_dir(
         inputs,
@@ -275,6 +289,7 @@ def score(
         parquet=parquet,
         fresh=fresh,
         query_set=query_set,
+        prices=Prices.from_options(price_input, price_output),
     )
     _echo_summary(out, counts)
 

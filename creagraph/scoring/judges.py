@@ -306,8 +306,9 @@ class LlmJudge:
         The reply cache (default ``$CREAGRAPH_CACHE_DIR/llm-replies.sqlite``; ``False``:
         none), so re-scoring into a new folder sends no request already answered.
 
-    :attr:`usage` counts requests (sent, cached, failed) and tokens; ``creagraph score``
-    prints it and writes it to ``run.json``.
+    :attr:`usage` counts requests (sent, cached, failed) and tokens (all replies, and
+    ``sent_*``: those sent for in this run, what a cost estimate prices); ``creagraph
+    score`` prints it and writes it to ``run.json``.
     """
 
     name = "llm"
@@ -359,6 +360,8 @@ class LlmJudge:
         self.usage: dict[str, int] = {
             "requests": 0, "sent": 0, "cached": 0, "failed": 0,
             "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+            # the replies sent for in this run (not from the cache): what it cost
+            "sent_prompt_tokens": 0, "sent_completion_tokens": 0, "sent_no_usage": 0,
         }  # fmt: skip
 
     def _prompt(self, row, triples) -> list[dict[str, str]]:
@@ -386,6 +389,11 @@ class LlmJudge:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.usage[name] += value
         self.usage["total_tokens"] += reply.tokens
+        if not reply.cached and reply.error is None:
+            from creagraph.core.llm import sent_tokens
+
+            for name, value in sent_tokens([reply]).items():
+                self.usage[f"sent_{name}"] += value
 
     def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
         """Ask the first question of every path of one answer at once (``concurrency``
