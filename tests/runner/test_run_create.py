@@ -333,3 +333,28 @@ def test_eval_create_claims_its_out(capsys, tmp_path, published, store_dir):
         assert code == 2 and f"{outside}: row 1: query " in err
         assert f"is not in the query set {queries}" in err
         assert len(server.requests) == 4 and not (tmp_path / "eval2").exists()
+
+
+def test_a_huge_reply_is_capped_and_listed_as_a_failure(capsys, tmp_path, published):
+    """A reply over the 16 MiB cap is refused as too_large (not read whole); the run goes
+    on and lists it in failures.jsonl."""
+    rows = read_records(published)[:3]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = answer_for(rows)
+
+    def script(body, n):
+        if rows[1]["query"] in prompt_of(body):
+            return Act("huge", size=64 * 1024 * 1024)
+        return base(body, n)
+
+    with ChatServer(script) as server:
+        code, out, err = run(capsys, "run", "create", queries, "--out", tmp_path / "run",
+                             "--llm-base-url", server.url, "--llm-model", "m")
+        assert code == 0, err
+        assert server.sent < 64 * 1024 * 1024  # never read whole
+    assert "too_large" in err
+    failures = read_jsonl(tmp_path / "run" / "failures.jsonl")
+    assert [f["index"] for f in failures] == [rows[1]["index"]]
+    assert failures[0]["error_kind"] == "too_large"
+    assert len(read_jsonl(tmp_path / "run" / "answers.jsonl")) == 2
