@@ -112,7 +112,9 @@ def _report(summary: dict, where: Path, rows_name: str) -> None:
 @app.command("create")
 def create(
     queries: Annotated[
-        Path, typer.Argument(help="Queries: any file with query, entity_a, entity_b, rel_b.")
+        list[Path],
+        typer.Argument(help="Queries: files with query, entity_a, entity_b, rel_b (several "
+                       "are one query set; a query in several is asked once)."),
     ],
     out: OutOpt,
     llm_base_url: LlmBaseUrlOpt = None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,27 +66,43 @@ def query_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_queries(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Query records from any file with ``query, entity_a, entity_b, rel_b`` (a ``queries
-    generate`` file, a published answer file, an export of the query set); an error names
-    the file, row and field."""
+def read_queries(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[dict[str, Any]]:
+    """Query records from one or more files with ``query, entity_a, entity_b, rel_b`` (a
+    ``queries generate`` file, published answer files, an export of the query set); a
+    query found again (same text, loosely normalised, in any of the files) is kept once,
+    the first time; an error names the file, row and field."""
+    from creagraph.core.text import normalize_loose
+
     out: list[dict[str, Any]] = []
-    for number, record in enumerate(iter_records(path), start=1):
-        where = f"{path}: row {number}"
-        if not isinstance(record, dict):
-            raise InputError(f"{where}: not an object")
-        for name in _REQUIRED:
-            value = record.get(name)
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(f"{where}: field {name!r} is missing or empty")
-        out.append(query_fields(record))
+    seen: set[str] = set()
+    for path in _as_paths(paths):
+        for number, record in enumerate(iter_records(path), start=1):
+            where = f"{path}: row {number}"
+            if not isinstance(record, dict):
+                raise InputError(f"{where}: not an object")
+            for name in _REQUIRED:
+                value = record.get(name)
+                if not isinstance(value, str) or not value.strip():
+                    raise InputError(f"{where}: field {name!r} is missing or empty")
+            text = normalize_loose(record["query"])
+            if text not in seen:
+                seen.add(text)
+                out.append(query_fields(record))
     if not out:
-        raise InputError(f"{path}: no queries")
+        raise InputError(f"{', '.join(map(str, _as_paths(paths)))}: no queries")
     return out
 
 
+def _as_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[str | os.PathLike[str]]:
+    return [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+
+
 def run_create(
-    queries_path: str | os.PathLike[str],
+    queries_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     endpoint: Endpoint,
     *,
@@ -103,8 +119,9 @@ def run_create(
 
     Parameters
     ----------
-    queries_path : path
-        Queries (JSONL, JSON, CSV or Parquet) with ``query, entity_a, entity_b, rel_b``.
+    queries_path : path or sequence of paths
+        Queries (JSONL, JSON, CSV or Parquet) with ``query, entity_a, entity_b, rel_b``;
+        several files are one query set (a query in several is asked once).
     out : path
         Output folder (claimed with :func:`creagraph.core.outdir.claim_output_dir`).
     endpoint : Endpoint
@@ -135,7 +152,8 @@ def run_create(
     sampling = sampling or Sampling()
     if samples < 1:
         raise InputError("--samples: must be at least 1")
-    inputs: list[str | os.PathLike[str]] = [queries_path]
+    files = _as_paths(queries_path)
+    inputs: list[str | os.PathLike[str]] = list(files)
     if template_path is not None:
         inputs.append(template_path)
         try:
@@ -152,7 +170,8 @@ def run_create(
         **run_fingerprint(client, name, sampling, samples),
         "template": digest(template),
         "system_prompt": digest(system_prompt) if system_prompt else None,
-        "queries": file_identity(queries_path),
+        "queries": (file_identity(files[0]) if len(files) == 1
+                    else [file_identity(p) for p in files]),
     }
     with claim_output_dir(
         out, "run create", CREATE_OUTPUTS, inputs=inputs, fingerprint=fingerprint, fresh=fresh

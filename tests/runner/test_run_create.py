@@ -358,3 +358,27 @@ def test_a_huge_reply_is_capped_and_listed_as_a_failure(capsys, tmp_path, publis
     assert [f["index"] for f in failures] == [rows[1]["index"]]
     assert failures[0]["error_kind"] == "too_large"
     assert len(read_jsonl(tmp_path / "run" / "answers.jsonl")) == 2
+
+
+def test_several_query_files_are_one_set_matching_the_published_files_scored_together(
+        capsys, tmp_path, shared_dir):
+    """`run create $S/*.jsonl`: each of the 22 published queries asked once; the answers
+    name the set the published files share when scored together (one comparison group)."""
+    from creagraph.core.manifest import QuerySetTally
+
+    files = sorted((shared_dir / "external" / "create-leaderboard" / "sample_outputs")
+                   .glob("*.jsonl"))
+    published = [r for f in files for r in read_records(f)]
+    with ChatServer(answer_for(published)) as server:
+        code, out, err = run(capsys, "run", "create", *files, "--out", tmp_path / "run",
+                             "--llm-base-url", server.url, "--llm-model", "mine",
+                             "--concurrency", 8)
+        assert code == 0, err
+        assert len(server.requests) == 22  # 80 rows, 22 distinct queries
+    answers = read_jsonl(tmp_path / "run" / "answers.jsonl")
+    tally = QuerySetTally()
+    for record in [*answers, *published]:  # as `score` sees them in one run
+        tally.add(record)
+    sets = tally.resolve()
+    assert len({s["query_set"] for s in sets.values()}) == 1
+    assert sets["mine"]["query_set_size"] == 22
