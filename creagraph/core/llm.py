@@ -60,13 +60,14 @@ import contextlib
 import email.utils
 import hashlib
 import json
+import math
 import os
 import socket
 import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,10 @@ __all__ = [
     "ChatReply",
     "ChatRequest",
     "MapResult",
+    "Prices",
+    "cost_estimate",
+    "cost_line",
+    "sent_tokens",
     "ReplyCache",
     "Sampling",
     "LLMError",
@@ -381,6 +386,9 @@ class MapResult:
     tokens: dict[str, int]
     failures: dict[str, int]
     seconds: float
+    #: tokens of the replies this run sent for (not from the cache), and ``no_usage``:
+    #: how many of those replies reported no token counts
+    sent_tokens: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """Plain counts for a run's summary: requests, sent, cached, failed by kind, empty,
@@ -394,6 +402,7 @@ class MapResult:
             "empty": sum(1 for r in self.replies if r.empty),
             "cut_off": sum(1 for r in self.replies if r.ok and r.truncated),
             "tokens": dict(self.tokens),
+            "sent_tokens": dict(self.sent_tokens),
             "seconds": round(self.seconds, 3),
         }
 
@@ -920,6 +929,7 @@ class ChatClient:
         sent_before = self.requests_sent
         replies: list[ChatReply | None] = [None] * len(requests)
         tokens: Counter[str] = Counter()
+        paid: Counter[str] = Counter()  # the replies sent for in this run
         failures: Counter[str] = Counter()
         cached = 0
 
@@ -961,6 +971,8 @@ class ChatClient:
                         if isinstance(value, int) and not isinstance(value, bool):
                             tokens[name] += value
                     tokens["total_tokens"] += reply.tokens
+                    if not reply.cached and reply.error is None:
+                        paid.update(sent_tokens([reply]))
                     if on_reply is not None:
                         on_reply(i, reply)
                     bar.update(1)
@@ -980,7 +992,116 @@ class ChatClient:
                                                    "total_tokens")},
             failures=dict(failures),
             seconds=time.monotonic() - start,
+            sent_tokens={k: paid.get(k, 0) for k in ("prompt_tokens", "completion_tokens",
+                                                     "no_usage")},
         )
+
+
+def sent_tokens(replies: Iterable[ChatReply]) -> dict[str, int]:
+    """Prompt and completion tokens of ``replies`` as their servers reported them, and
+    ``no_usage``: how many reported neither (their cost cannot be estimated).
+
+    Examples
+    --------
+    >>> sent_tokens([ChatReply(content="x", usage={"prompt_tokens": 5, "completion_tokens": 2}),
+    ...              ChatReply(content="y")])
+    {'prompt_tokens': 5, 'completion_tokens': 2, 'no_usage': 1}
+    """
+    out = {"prompt_tokens": 0, "completion_tokens": 0, "no_usage": 0}
+    for reply in replies:
+        counted = False
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = reply.usage.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[name] += value
+                counted = True
+        out["no_usage"] += not counted
+    return out
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What the user pays per million prompt (``input``) and completion (``output``)
+    tokens, in the user's own currency. creagraph ships no price list: a cost is estimated
+    only from prices the user gives (``--price-input`` / ``--price-output``).
+
+    Examples
+    --------
+    >>> Prices(input=0.5, output=1.5).cost({"prompt_tokens": 2_000_000,
+    ...                                     "completion_tokens": 1_000_000})
+    2.5
+    """
+
+    input: float
+    output: float
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise InputError(f"--price-{name}: must be a number ≥ 0, not {value!r}")
+
+    @classmethod
+    def from_options(cls, price_input: float | None, price_output: float | None
+                     ) -> Prices | None:
+        """The prices of ``--price-input`` / ``--price-output`` (``None`` when neither is
+        given; both or neither)."""
+        if price_input is None and price_output is None:
+            return None
+        if price_input is None or price_output is None:
+            raise InputError("--price-input and --price-output: give both (per 1M tokens), "
+                             "or neither")
+        return cls(float(price_input), float(price_output))
+
+    def cost(self, tokens: Mapping[str, Any]) -> float:
+        """The cost of ``tokens`` (``prompt_tokens``, ``completion_tokens``)."""
+        return (int(tokens.get("prompt_tokens") or 0) * self.input
+                + int(tokens.get("completion_tokens") or 0) * self.output) / 1_000_000
+
+
+def cost_estimate(tokens: Mapping[str, Any], prices: Prices | None) -> dict[str, Any]:
+    """The cost record of a run (for ``run.json`` and the printed summary): ``cost`` of
+    the tokens sent for (``None`` without prices), the ``prices`` per 1M tokens used, the
+    tokens priced and ``no_usage`` (replies that reported no tokens: the cost is a lower
+    bound then).
+
+    Examples
+    --------
+    >>> cost_estimate({"prompt_tokens": 10, "completion_tokens": 0}, None)["cost"] is None
+    True
+    """
+    priced = {k: int(tokens.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
+    return {
+        "cost": round(prices.cost(priced), 6) if prices is not None else None,
+        "prices_per_million_tokens": (
+            {"input": prices.input, "output": prices.output} if prices is not None else None
+        ),
+        "tokens_priced": priced,
+        "no_usage": int(tokens.get("no_usage") or 0),
+    }
+
+
+def cost_line(estimate: Mapping[str, Any]) -> str:
+    """One line for a run's summary.
+
+    Examples
+    --------
+    >>> cost_line(cost_estimate({"prompt_tokens": 2_000_000, "completion_tokens": 10},
+    ...                         Prices(1.0, 2.0)))
+    'cost: 2.00002 (2000000 input tokens at 1 + 10 output tokens at 2 per 1M)'
+    >>> cost_line(cost_estimate({}, None))
+    'cost: not computed (no prices given: --price-input/--price-output)'
+    """
+    prices = estimate.get("prices_per_million_tokens")
+    if estimate.get("cost") is None or not prices:
+        return "cost: not computed (no prices given: --price-input/--price-output)"
+    tokens = estimate["tokens_priced"]
+    line = (f"cost: {estimate['cost']:.6g} ({tokens['prompt_tokens']} input tokens at "
+            f"{prices['input']:g} + {tokens['completion_tokens']} output tokens at "
+            f"{prices['output']:g} per 1M)")
+    if estimate.get("no_usage"):
+        line += (f"; at least: {estimate['no_usage']} replies reported no token counts")
+    return line
 
 
 class _HTTPStatus(Exception):

@@ -48,8 +48,12 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
 
     Each record needs ``model`` (text) and ``utility`` with numeric ``"0.7"`` and ``"0.9"``.
     A model found in two of the given results is an error (its queries would be merged
-    silently otherwise).
+    silently otherwise). Each record gets its ``query_set`` by the rule of
+    :mod:`creagraph.core.manifest`, each file taken as one ``score`` run (the union of its
+    queries where the records name no set).
     """
+    from creagraph.core.manifest import fill_query_sets
+
     queries: list[dict[str, Any]] = []
     owner: dict[str, Path] = {}
     for item in results:
@@ -57,7 +61,8 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
         path = path / "queries.jsonl" if path.is_dir() else path
         if not path.exists():
             raise InputError(f"{path}: file not found (expected `creagraph score` output)")
-        for number, record in enumerate(read_jsonl(path), start=1):
+        records = read_jsonl(path)
+        for number, record in enumerate(records, start=1):
             where = f"{path}: record {number}"
             model = _require(record, where, "model", str)
             if owner.setdefault(model, path) != path:
@@ -83,7 +88,7 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
                 isinstance(status, dict) and all(_number(v) for v in status.values())
             ):
                 raise InputError(f"{where}: field 'triple_status' is not an object of counts")
-            queries.append(record)
+        queries.extend(fill_query_sets(records))
     return queries
 
 

@@ -24,6 +24,7 @@ from creagraph.report.tables import (
     GROUNDING_STATUSES,
     cliche_tables,
     grounding_coverage,
+    group_difference,
     judge_error_counts,
     kg_decided_share,
     leaderboard,
@@ -191,28 +192,56 @@ def _leaderboard_section(
     level: float,
     seed: int,
 ) -> _Section:
-    """The leaderboard (``table``, best first) with its caveats, scope and method note."""
+    """The leaderboard (``table``: comparison groups in order, best first in each) with its
+    caveats, scope and method note: one table per comparison group (judge, mode, query
+    set; :func:`~creagraph.report.tables.leaderboard`), never ranked against each other."""
     has_nu = any("avg_nu" in row for row in table)
     has_ceiling = any("ceiling_fraction_0.9" in row for row in table)
-    rows = [
-        _row(_leaderboard_cells(row, coverage["differs"], has_nu, has_ceiling),
-             model=row["model"], tier=row["tier"])
-        for row in table
-    ]
+    numbers = sorted({row["comparison_group"] for row in table})
+    groups = []
+    for number in numbers:
+        members = [row for row in table if row["comparison_group"] == number]
+        names = {row["model"] for row in members}
+        scored = [q for q in queries if str(q.get("model")) in names]
+        group_coverage = query_coverage(scored) if len(numbers) > 1 else coverage
+        first = members[0]
+        size = first.get("query_set_size")
+        groups.append({
+            "number": number,
+            "heading": (
+                f"Table {number}: {first['judge']} judge, {first['mode']} mode, query set "
+                f"{first['query_set']}" + (f" ({size} queries)" if size else "")
+            ),
+            "apart": (
+                "" if number == numbers[0] else
+                f"Not ranked against table {numbers[0]} ({group_difference(table[0], first)})."
+            ),
+            "caveats": [c for c in _caveats(scored, [], group_coverage) if c.startswith("⚠")],
+            "n_tiers": max((row["tier"] for row in members), default=0),
+            "rows": [
+                _row(_leaderboard_cells(row, group_coverage["differs"], has_nu, has_ceiling),
+                     model=row["model"], tier=row["tier"], group=number)
+                for row in members
+            ],
+        })
     judges = sorted({f"{q.get('judge', '?')} judge, {q.get('mode', '?')} mode" for q in queries})
-    fig = _Figure("leaderboard.png", figures.leaderboard_figure(table, level),
+    shown = table if len(numbers) == 1 else [
+        {**row, "model": f"[table {row['comparison_group']}] {row['model']}"} for row in table
+    ]
+    fig = _Figure("leaderboard.png", figures.leaderboard_figure(shown, level),
                   "leaderboard with confidence intervals")
     context = {
-        "caveats": _caveats(queries, grounding_queries, coverage),
+        "caveats": [c for c in _caveats(queries, grounding_queries, coverage)
+                    if not c.startswith("⚠") or len(numbers) == 1],
         "scope": _scope(coverage),
         "level": f"{level:.0%}",
         "n_resamples": f"{n_resamples:,}",
         "seed": seed,
-        "n_tiers": max((row["tier"] for row in table), default=0),
         "judges": "; ".join(judges),
         "has_nu": has_nu,
         "has_ceiling": has_ceiling,
-        "rows": rows,
+        "groups": groups,
+        "several": len(groups) > 1,
         "fig": fig,
     }
     return _Section(context, [fig])

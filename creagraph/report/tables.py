@@ -21,17 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from creagraph.core.manifest import comparability, query_set_digest
+from creagraph.core.manifest import COMPARABILITY_COLUMNS, QuerySetTally, comparison_key
 
 __all__ = [
     "GROUNDING_STATUSES",
     "assign_tiers",
+    "comparison_groups",
     "judge_error_counts",
     "kg_decided_share",
     "query_coverage",
     "bootstrap_ci",
     "cliche_tables",
     "grounding_coverage",
+    "group_difference",
     "leaderboard",
     "mean_curves",
     "relation_breakdown",
@@ -100,14 +102,15 @@ def leaderboard(
     s_0.9_strict, s_0.9_lenient, decided_share, max_quality, mean_pairwise_distance,
     n_kept`` (strict/lenient: unknown triples counted as not factual / factual, SPEC §3.4;
     decided: share of triples with a known factuality), ``judge, mode, creagraph_version,
-    query_set`` (a digest of the model's query texts,
-    :func:`creagraph.core.manifest.query_set_digest`) and, for models in
+    query_set, query_set_size`` (the query set the model is compared on, by the rule of
+    :mod:`creagraph.core.manifest`), ``comparison_group`` and, for models in
     ``distinct_summary``, ``avg_nu, max_nu``.
 
-    Models scored under different judges or modes are refused (an :class:`InputError`
-    naming the difference): their numbers are not comparable. Models that answered
-    different queries are ranked, and flagged by the report's coverage caveat; their
-    ``query_set`` differs.
+    Models scored under different judges, modes or query sets are never ranked together:
+    each (judge, mode, query set) is its own ``comparison_group`` (1 = the group with the
+    most models), sorted and tiered on its own; the table lists group 1 first. Within a
+    group, models that answered different queries of the set are flagged by the report's
+    coverage caveat.
 
     Examples
     --------
@@ -118,12 +121,16 @@ def leaderboard(
     ('m', 2.0, True)
     """
     nu = {str(row["model"]): row for row in distinct_summary}
+    query_sets = QuerySetTally()  # the rule of creagraph.core.manifest
+    for q in queries:
+        query_sets.add(q)
+    named = query_sets.resolve()
     table = []
     for model, rows in _by_model(queries).items():
-        entry: dict[str, Any] = {"model": model, "n_queries": len(rows)}
+        entry: dict[str, Any] = {"comparison_group": 0, "model": model, "n_queries": len(rows)}
         for name in ("judge", "mode", "creagraph_version"):  # what a ranking must share
             entry[name] = "+".join(sorted({str(q.get(name) or "unknown") for q in rows}))
-        entry["query_set"] = query_set_digest(q.get("query") for q in rows)
+        entry.update(named[model])
         for gamma in ("0.7", "0.9"):
             values = [q["utility"][gamma] for q in rows]
             lo, hi = bootstrap_ci(values, n_resamples=n_resamples, level=level, seed=seed)
@@ -147,17 +154,51 @@ def leaderboard(
             entry["avg_nu"] = nu[model].get("avg_nu")
             entry["max_nu"] = nu[model].get("max_nu")
         table.append(entry)
-    why = comparability(table)
-    if why is not None:  # never rank models scored under different judges or modes
-        from creagraph.core.io import InputError
-
-        raise InputError(
-            f"these models were scored differently and cannot be ranked together ({why}); "
-            "score them with the same judge and mode, or report them separately"
+    out: list[dict[str, Any]] = []
+    for number, group in enumerate(comparison_groups(table), start=1):
+        group.sort(
+            key=lambda e: (-(e["s_0.9"] if e["s_0.9"] is not None else -np.inf), e["model"])
         )
-    table.sort(key=lambda e: (-(e["s_0.9"] if e["s_0.9"] is not None else -np.inf), e["model"]))
-    assign_tiers(table)
-    return table
+        for entry in group:
+            entry["comparison_group"] = number
+        out.extend(assign_tiers(group))
+    return out
+
+
+def comparison_groups(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The rows split by :func:`creagraph.core.manifest.comparison_key` (judge, mode,
+    query set): the groups whose models may be ranked together, the group with the most
+    models first (ties: by key).
+
+    Examples
+    --------
+    >>> rows = [{"model": m, "judge": j, "mode": "paper", "query_set": "s"}
+    ...         for m, j in (("a", "kg"), ("b", "stored"), ("c", "kg"))]
+    >>> [[r["model"] for r in g] for g in comparison_groups(rows)]
+    [['a', 'c'], ['b']]
+    """
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(comparison_key(row), []).append(row)
+    return [groups[k] for k in sorted(groups, key=lambda k: (-len(groups[k]), k))]
+
+
+def group_difference(first: Mapping[str, Any], other: Mapping[str, Any]) -> str:
+    """What separates ``other``'s comparison group from ``first``'s (leaderboard rows):
+    each differing column of :data:`~creagraph.core.manifest.COMPARABILITY_COLUMNS`.
+
+    Examples
+    --------
+    >>> group_difference({"model": "a", "judge": "kg", "mode": "paper", "query_set": "s"},
+    ...                  {"model": "b", "judge": "stored", "mode": "paper", "query_set": "t"})
+    'judge kg vs stored; query_set s vs t'
+    """
+    parts = []
+    for column in COMPARABILITY_COLUMNS:
+        a, b = (str(row.get(column) or "unknown") for row in (first, other))
+        if a != b:
+            parts.append(f"{column} {a} vs {b}")
+    return "; ".join(parts)
 
 
 def assign_tiers(table: list[dict[str, Any]], gamma: str = "0.9") -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
-from creagraph.core.llm import ChatReply, ChatRequest, Sampling
+from creagraph.core.llm import ChatReply, ChatRequest, Prices, Sampling
 from creagraph.core.outdir import claim_output_dir, file_identity
 from creagraph.runner.common import (
     Endpoint,
@@ -177,6 +177,7 @@ def run_briefs(
     source: str | None = None,
     briefs_path: str | os.PathLike[str] | None = None,
     fresh: bool = False,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Send every brief × sample and write ``out/responses.jsonl`` (see the module
     docstring); returns the run summary (as :func:`creagraph.runner.create.run_create`)."""
@@ -228,4 +229,5 @@ def run_briefs(
             settings={**fingerprint, "concurrency": endpoint.concurrency},
             client=client,
             sampling=sampling,
+            prices=prices,
         )

@@ -47,6 +47,21 @@ ModelNameOpt = Annotated[
     typer.Option("--model-name", help="Model name written in the output (default --llm-model)."),
 ]
 FreshOpt = Annotated[bool, typer.Option("--fresh", help="Replace a previous run's outputs.")]
+PriceInputOpt = Annotated[
+    float | None,
+    typer.Option("--price-input", help="Your price per 1M input (prompt) tokens: the cost "
+                 "estimate (creagraph ships no prices)."),
+]
+PriceOutputOpt = Annotated[
+    float | None,
+    typer.Option("--price-output", help="Your price per 1M output (completion) tokens."),
+]
+
+
+def _prices(price_input, price_output):
+    from creagraph.core.llm import Prices
+
+    return Prices.from_options(price_input, price_output)
 
 
 def _endpoint(base_url, model, key_env, concurrency, rpm, deadline, no_cache):
@@ -82,6 +97,9 @@ def _report(summary: dict, where: Path, rows_name: str) -> None:
         f"{summary['tokens'].get('total_tokens', 0)} tokens"
     )
     typer.echo(line)
+    from creagraph.core.llm import cost_line
+
+    typer.echo(cost_line(summary["cost"]))
     if summary["failed"]:
         kinds = ", ".join(f"{k} {n}" for k, n in summary["failures"].items())
         typer.echo(
@@ -94,7 +112,9 @@ def _report(summary: dict, where: Path, rows_name: str) -> None:
 @app.command("create")
 def create(
     queries: Annotated[
-        Path, typer.Argument(help="Queries: any file with query, entity_a, entity_b, rel_b.")
+        list[Path],
+        typer.Argument(help="Queries: files with query, entity_a, entity_b, rel_b (several "
+                       "are one query set; a query in several is asked once)."),
     ],
     out: OutOpt,
     llm_base_url: LlmBaseUrlOpt = None,
@@ -120,6 +140,8 @@ def create(
     no_cache: NoCacheOpt = False,
     model_name: ModelNameOpt = None,
     fresh: FreshOpt = False,
+    price_input: PriceInputOpt = None,
+    price_output: PriceOutputOpt = None,
 ) -> None:
     """Send each CREATE query (× --samples) to a model and write OUT/answers.jsonl in the
     form `creagraph score` reads; a re-run resumes, asking only what has no reply yet."""
@@ -136,6 +158,7 @@ def create(
         system_prompt=system_prompt,
         model_name=model_name,
         fresh=fresh,
+        prices=_prices(price_input, price_output),
     )
     _report(summary, out, "answers.jsonl")
 
@@ -165,6 +188,8 @@ def briefs(
     no_cache: NoCacheOpt = False,
     model_name: ModelNameOpt = None,
     fresh: FreshOpt = False,
+    price_input: PriceInputOpt = None,
+    price_output: PriceOutputOpt = None,
 ) -> None:
     """Send creative briefs to a model and write OUT/responses.jsonl in the form
     `tig build` / `tig score` read (Alternative Uses replies: one response per use)."""
@@ -185,6 +210,7 @@ def briefs(
         source=source,
         briefs_path=briefs_file,
         fresh=fresh,
+        prices=_prices(price_input, price_output),
     )
     _report(summary, out, "responses.jsonl")
 
@@ -263,9 +289,15 @@ def eval_create(
     deadline: DeadlineOpt = 600.0,
     no_cache: NoCacheOpt = False,
     model_name: ModelNameOpt = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Delete OUT's run, score and report first.")
+    ] = False,
+    price_input: PriceInputOpt = None,
+    price_output: PriceOutputOpt = None,
 ) -> None:
     """Run → score → report in one command: OUT/run (answers), OUT/score (with the
-    run's settings in its fingerprint), OUT/report (leaderboard and page)."""
+    run's settings in its fingerprint; every model compared on QUERIES), OUT/report
+    (leaderboard and page). A re-run with the same settings resumes."""
     from creagraph.runner.evaluate import eval_create as run_eval
 
     paths = run_eval(
@@ -283,5 +315,12 @@ def eval_create(
         store=str(store) if store else None,
         endpoint_url=endpoint,
         compare=list(compare or []),
+        fresh=fresh,
+        prices=_prices(price_input, price_output),
     )
+    from creagraph.core.llm import cost_line
+
+    for step in ("run", "judge"):
+        if paths.get(f"{step}_cost") is not None:
+            typer.echo(f"{step} {cost_line(paths[f'{step}_cost'])}")
     typer.echo(f"report: {paths['report']}")

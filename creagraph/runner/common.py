@@ -16,8 +16,10 @@ from creagraph.core.llm import (
     ChatRequest,
     LLMError,
     MapResult,
+    Prices,
     ReplyCache,
     Sampling,
+    cost_estimate,
     default_reply_cache_path,
     llm_settings,
 )
@@ -124,9 +126,12 @@ def write_run_outputs(
     settings: Mapping[str, Any],
     client: ChatClient,
     sampling: Sampling,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Write the rows file, ``failures.jsonl`` (requests that got no reply: re-run to ask
-    them again), ``summary.json`` and the manifest ``run.json``; returns the summary."""
+    them again), ``summary.json`` and the manifest ``run.json``; returns the summary, with
+    the ``cost`` estimate of the requests sent in this run (``None`` without ``prices``:
+    creagraph ships no price list)."""
     with atomic_write(out / rows_name) as handle:
         for row in rows:
             handle.write(dumps(row) + "\n")
@@ -137,7 +142,8 @@ def write_run_outputs(
                 handle.write(dumps(row) + "\n")
     elif failures_path.exists():
         failures_path.unlink()
-    summary = {"rows": len(rows), **result.summary()}
+    summary = {"rows": len(rows), **result.summary(),
+               "cost": cost_estimate(result.sent_tokens, prices)}
     with atomic_write(out / "summary.json") as handle:
         handle.write(dumps(summary) + "\n")
     write_manifest(
@@ -151,6 +157,7 @@ def write_run_outputs(
             endpoint_model=client.model,
             sampling=sampling.as_dict(),
             requests=summary,
+            cost=summary["cost"],
         ),
     )
     return summary

@@ -5,7 +5,9 @@ One request per query × sample. Each ``answers.jsonl`` row keeps the query's ow
 (``query_id``/``index``, ``query``, ``entity_a``, ``entity_b``, ``rel_b`` and the rest of a
 ``queries generate`` record) — but never a published file's answers or scores — and adds
 ``model``, ``path_prediction`` (the reply text), ``prompt`` (exactly what was sent),
-``finish_reason``, ``usage``, ``sampling`` and ``sample``. An empty or cut-off reply is a
+``finish_reason``, ``usage``, ``sampling``, ``sample`` and ``query_set`` /
+``query_set_size`` (the identity of the whole QUERIES file, so ``score`` compares the model
+on the set it was asked: :mod:`creagraph.core.manifest`). An empty or cut-off reply is a
 row like any other (``finish_reason`` says ``length``); a request that got no reply after
 its retries is listed in ``failures.jsonl`` instead and asked again by a re-run.
 
@@ -18,12 +20,13 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, iter_records
-from creagraph.core.llm import ChatRequest, Sampling
+from creagraph.core.llm import ChatRequest, Prices, Sampling
+from creagraph.core.manifest import query_set_identity
 from creagraph.core.outdir import claim_output_dir, file_identity
 from creagraph.runner.common import (
     Endpoint,
@@ -44,6 +47,7 @@ _NOT_QUERY = frozenset(
         "path_prediction", "raw_path_prediction", "answer", "response", "prompt",
         "prompt_for_path", "parsed_paths", "reasoning_paths", "model", "model_name",
         "eval_model_name", "finish_reason", "usage", "sampling", "sample", "model_base",
+        "query_set", "query_set_size",
     }
 )  # fmt: skip
 _SCORE_FIELD = re.compile(r".*_\d+$")  # paths_0, factuality_scores_0, …
@@ -62,27 +66,43 @@ def query_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_queries(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Query records from any file with ``query, entity_a, entity_b, rel_b`` (a ``queries
-    generate`` file, a published answer file, an export of the query set); an error names
-    the file, row and field."""
+def read_queries(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[dict[str, Any]]:
+    """Query records from one or more files with ``query, entity_a, entity_b, rel_b`` (a
+    ``queries generate`` file, published answer files, an export of the query set); a
+    query found again (same text, loosely normalised, in any of the files) is kept once,
+    the first time; an error names the file, row and field."""
+    from creagraph.core.text import normalize_loose
+
     out: list[dict[str, Any]] = []
-    for number, record in enumerate(iter_records(path), start=1):
-        where = f"{path}: row {number}"
-        if not isinstance(record, dict):
-            raise InputError(f"{where}: not an object")
-        for name in _REQUIRED:
-            value = record.get(name)
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(f"{where}: field {name!r} is missing or empty")
-        out.append(query_fields(record))
+    seen: set[str] = set()
+    for path in _as_paths(paths):
+        for number, record in enumerate(iter_records(path), start=1):
+            where = f"{path}: row {number}"
+            if not isinstance(record, dict):
+                raise InputError(f"{where}: not an object")
+            for name in _REQUIRED:
+                value = record.get(name)
+                if not isinstance(value, str) or not value.strip():
+                    raise InputError(f"{where}: field {name!r} is missing or empty")
+            text = normalize_loose(record["query"])
+            if text not in seen:
+                seen.add(text)
+                out.append(query_fields(record))
     if not out:
-        raise InputError(f"{path}: no queries")
+        raise InputError(f"{', '.join(map(str, _as_paths(paths)))}: no queries")
     return out
 
 
+def _as_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[str | os.PathLike[str]]:
+    return [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+
+
 def run_create(
-    queries_path: str | os.PathLike[str],
+    queries_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     endpoint: Endpoint,
     *,
@@ -93,13 +113,15 @@ def run_create(
     system_prompt: str | None = None,
     model_name: str | None = None,
     fresh: bool = False,
+    prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Send every query × sample to the endpoint and write ``out/answers.jsonl``.
 
     Parameters
     ----------
-    queries_path : path
-        Queries (JSONL, JSON, CSV or Parquet) with ``query, entity_a, entity_b, rel_b``.
+    queries_path : path or sequence of paths
+        Queries (JSONL, JSON, CSV or Parquet) with ``query, entity_a, entity_b, rel_b``;
+        several files are one query set (a query in several is asked once).
     out : path
         Output folder (claimed with :func:`creagraph.core.outdir.claim_output_dir`).
     endpoint : Endpoint
@@ -117,6 +139,9 @@ def run_create(
         The ``model`` written in the answers (default: the endpoint's model name).
     fresh : bool
         Replace a previous run's outputs in ``out``.
+    prices : Prices, optional
+        Per 1M input / output tokens: the summary and ``run.json`` then hold the
+        estimated cost of the requests sent (none is shipped or guessed).
 
     Returns
     -------
@@ -127,7 +152,8 @@ def run_create(
     sampling = sampling or Sampling()
     if samples < 1:
         raise InputError("--samples: must be at least 1")
-    inputs: list[str | os.PathLike[str]] = [queries_path]
+    files = _as_paths(queries_path)
+    inputs: list[str | os.PathLike[str]] = list(files)
     if template_path is not None:
         inputs.append(template_path)
         try:
@@ -137,13 +163,15 @@ def run_create(
     template = DEFAULT_CREATE_TEMPLATE if template is None else template
     check_placeholders(template, where=str(template_path or "template"))
     queries = read_queries(queries_path)
+    query_set, query_set_size = query_set_identity(q["query"] for q in queries)
     client = make_client(endpoint, sampling)
     name = (model_name or client.model).strip()
     fingerprint = {
         **run_fingerprint(client, name, sampling, samples),
         "template": digest(template),
         "system_prompt": digest(system_prompt) if system_prompt else None,
-        "queries": file_identity(queries_path),
+        "queries": (file_identity(files[0]) if len(files) == 1
+                    else [file_identity(p) for p in files]),
     }
     with claim_output_dir(
         out, "run create", CREATE_OUTPUTS, inputs=inputs, fingerprint=fingerprint, fresh=fresh
@@ -170,6 +198,7 @@ def run_create(
             if samples > 1:
                 row["model_base"] = name
             row["sample"] = request.sample
+            row["query_set"], row["query_set_size"] = query_set, query_set_size
             if not reply.ok:
                 failed.append({**row, "error": reply.error, "error_kind": reply.error_kind})
                 continue
@@ -191,7 +220,9 @@ def run_create(
             started=started,
             settings={**fingerprint, "concurrency": endpoint.concurrency,
                       "requests_per_minute": endpoint.requests_per_minute,
-                      "deadline": endpoint.deadline},
+                      "deadline": endpoint.deadline, "query_set": query_set,
+                      "query_set_size": query_set_size},
             client=client,
             sampling=sampling,
+            prices=prices,
         )

@@ -413,6 +413,8 @@ def score_to_dir(
     parquet: bool = False,
     fresh: bool = False,
     run_settings: Mapping[str, Any] | None = None,
+    query_set: Path | None = None,
+    prices: Any = None,
 ) -> dict[str, Any]:
     """Score answer files into the output folder ``out``, as ``creagraph score`` does
     (SPEC §3.2–3.8, §6).
@@ -423,7 +425,11 @@ def score_to_dir(
     ``engine`` is ``local``, ``dask`` or ``ray`` (``workers``/``address``: the cluster, see
     :mod:`creagraph.scoring.distributed`); ``parquet`` also writes the three tables as
     Parquet; ``run_settings`` (``eval create``: the settings of the run that made the
-    answers) join the fingerprint. ``config`` is validated by the caller. Returns the counts of
+    answers) join the fingerprint; ``query_set`` names the file of the benchmark's queries
+    the answers were drawn from (every answered query must be in it; its digest is each
+    model's ``query_set``, :mod:`creagraph.core.manifest`); ``prices``
+    (:class:`creagraph.core.llm.Prices`) price the LLM judge's tokens. ``config`` is
+    validated by the caller. Returns the counts of
     :func:`creagraph.scoring.pipeline.score_files`.
     """
     from creagraph.core.outdir import claim_output_dir
@@ -433,14 +439,22 @@ def score_to_dir(
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
     total = count_answers(inputs)
+    named: dict[str, Any] = {}
+    if query_set is not None:  # the set every model is compared on (issue 24)
+        from creagraph.core.manifest import named_query_set
+        from creagraph.core.outdir import file_identity
+
+        named = {"--query-set": file_identity(query_set)}
+        rows = named_query_set(rows, query_set)
     claim = claim_output_dir(
         out,
         "score",
         SCORE_OUTPUTS,
-        inputs=inputs,
+        inputs=[*inputs, *([query_set] if query_set is not None else [])],
         fingerprint={
             **score_fingerprint(config, inputs, model),
             **({"run": dict(run_settings)} if run_settings is not None else {}),
+            **named,
         },
         fresh=fresh,
     )
@@ -449,6 +463,13 @@ def score_to_dir(
         counts = _run_engine(
             rows, config, out, engine, workers, address, total, again=iter_answers(inputs, model)
         )
+        if isinstance(counts.get("llm_judge"), dict):  # its cost, from the user's prices
+            from creagraph.core.llm import cost_estimate
+
+            usage = counts["llm_judge"]
+            usage["cost"] = cost_estimate(
+                {k: usage.get(f"sent_{k}", 0) for k in
+                 ("prompt_tokens", "completion_tokens", "no_usage")}, prices)
         if parquet:
             _write_parquet(out)
         _write_score_manifest(out, config, inputs, model, engine, started, counts)

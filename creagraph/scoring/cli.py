@@ -105,6 +105,10 @@ def _echo_summary(out: Path, counts: dict) -> None:
             f"{usage['cached']} from the reply cache, {usage['failed']} failed); "
             f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens"
         )
+        if usage.get("cost"):
+            from creagraph.core.llm import cost_line
+
+            typer.echo(f"llm judge {cost_line(usage['cost'])}")
     for row in iter_records(out / "summary.csv"):
         extra = ""
         if "ceiling_fraction_0.9_mean" in row:
@@ -120,13 +124,20 @@ def _echo_summary(out: Path, counts: dict) -> None:
             f"  {row['model']}: s0.7 {_fmt(row, 's_0.7_mean')}  s0.9 {_fmt(row, 's_0.9_mean')}  "
             f"max σ {_fmt(row, 'max_quality_mean')}  "
             f"d {_fmt(row, 'mean_pairwise_distance_mean')}  "
-            f"|U| {_fmt(row, 'n_kept_mean')}  ({row['n_queries']} queries){extra}"
+            f"|U| {_fmt(row, 'n_kept_mean')}  ({row['n_queries']} queries"
+            f"{_of_query_set(row)}){extra}"
         )
         typer.echo(
             f"    unknown triples as not factual / factual: s0.9 "
             f"{_fmt(row, 's_0.9_strict_mean')} / {_fmt(row, 's_0.9_lenient_mean')}  "
             f"decided {_fmt(row, 'decided_share_mean')}"
         )
+
+
+def _of_query_set(row: dict) -> str:
+    """" of N in query set D": the coverage of the set the model is compared on."""
+    size = f" of {row['query_set_size']}" if row.get("query_set_size") else ""
+    return f"{size} in query set {row['query_set']}" if row.get("query_set") else ""
 
 
 # Long only for its option declarations (typer's Annotated parameters); the body is short.
@@ -220,6 +231,23 @@ def score(
             "slice's negatives.tsv.gz): the kg judge refutes them."
         ),
     ] = None,
+    query_set: Annotated[
+        Path | None,
+        typer.Option(
+            "--query-set",
+            help="The benchmark's query file the answers were drawn from: every model is "
+            "compared on it (answered queries must be in it). Default: the queries file of "
+            "`run create`, else the union of the queries answered in this run.",
+        ),
+    ] = None,
+    price_input: Annotated[
+        float | None,
+        typer.Option("--price-input", help="Your price per 1M input tokens of the LLM "
+                     "judge: its cost estimate (creagraph ships no prices)."),
+    ] = None,
+    price_output: Annotated[
+        float | None, typer.Option("--price-output", help="Your price per 1M output tokens.")
+    ] = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
 
@@ -247,6 +275,8 @@ def score(
             llm_concurrency=llm_concurrency,
         )
     )
+    from creagraph.core.llm import Prices
+
     name, address = _engine(engine, scheduler, workers, address)
     counts = score_to_dir(
         inputs,
@@ -258,6 +288,8 @@ def score(
         address=address,
         parquet=parquet,
         fresh=fresh,
+        query_set=query_set,
+        prices=Prices.from_options(price_input, price_output),
     )
     _echo_summary(out, counts)
 

@@ -306,8 +306,9 @@ class LlmJudge:
         The reply cache (default ``$CREAGRAPH_CACHE_DIR/llm-replies.sqlite``; ``False``:
         none), so re-scoring into a new folder sends no request already answered.
 
-    :attr:`usage` counts requests (sent, cached, failed) and tokens; ``creagraph score``
-    prints it and writes it to ``run.json``.
+    :attr:`usage` counts requests (sent, cached, failed) and tokens (all replies, and
+    ``sent_*``: those sent for in this run, what a cost estimate prices); ``creagraph
+    score`` prints it and writes it to ``run.json``.
     """
 
     name = "llm"
@@ -359,6 +360,8 @@ class LlmJudge:
         self.usage: dict[str, int] = {
             "requests": 0, "sent": 0, "cached": 0, "failed": 0,
             "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+            # the replies sent for in this run (not from the cache): what it cost
+            "sent_prompt_tokens": 0, "sent_completion_tokens": 0, "sent_no_usage": 0,
         }  # fmt: skip
 
     def _prompt(self, row, triples) -> list[dict[str, str]]:
@@ -386,6 +389,11 @@ class LlmJudge:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.usage[name] += value
         self.usage["total_tokens"] += reply.tokens
+        if not reply.cached and reply.error is None:
+            from creagraph.core.llm import sent_tokens
+
+            for name, value in sent_tokens([reply]).items():
+                self.usage[f"sent_{name}"] += value
 
     def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
         """Ask the first question of every path of one answer at once (``concurrency``
@@ -488,17 +496,50 @@ def judge_errors(judgments: Sequence[TripleJudgment]) -> dict[str, int]:
 class HybridJudge:
     """The KG judge first; only the triples it leaves ``unknown`` go to ``fallback``
     (SPEC §3.4). A second judge's verdict fills σ and factuality of such a triple; the
-    graph's evidence stays beside it (``graph_status``, ``graph`` and ``second_judge``)."""
+    graph's evidence stays beside it (``graph_status``, ``graph`` and ``second_judge``).
+
+    :meth:`prefetch` grounds every path of an answer, then hands the fallback all the
+    answer's unknown triples at once (an :class:`LlmJudge` asks them ``concurrency`` at a
+    time), so the second judge's requests go out together, not one path at a time."""
 
     name = "hybrid"
 
     def __init__(self, kg_judge: KgJudge, fallback: Judge):
         self.kg_judge = kg_judge
         self.fallback = fallback
+        self._grounded: dict[tuple[int, str], list[TripleJudgment]] = {}
+
+    @staticmethod
+    def _key(path_index: int, triples: Sequence[Any]) -> tuple[int, str]:
+        return path_index, json.dumps([list(t) for t in triples], ensure_ascii=False,
+                                      default=str)
+
+    @staticmethod
+    def _unknown(grounded: Sequence[TripleJudgment]) -> list[int]:
+        return [k for k, g in enumerate(grounded) if g.status not in ("verified", "refuted")]
+
+    def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
+        """Ground the paths of one answer (kept for :meth:`judge`) and let the fallback
+        prefetch the unknown triples of all of them at once."""
+        self._grounded.clear()  # what the previous answer left
+        asks = []
+        for i, triples in enumerate(paths):
+            if not triples:
+                continue
+            grounded = self.kg_judge.judge(row, i, triples)
+            self._grounded[self._key(i, triples)] = grounded
+            unknown = self._unknown(grounded)
+            if unknown:
+                asks.append([triples[k] for k in unknown])
+        prefetch = getattr(self.fallback, "prefetch", None)
+        if prefetch is not None and asks:
+            prefetch(row, asks)
 
     def judge(self, row, path_index, triples):
-        grounded = self.kg_judge.judge(row, path_index, triples)
-        ask = [k for k, g in enumerate(grounded) if g.status not in ("verified", "refuted")]
+        grounded = self._grounded.pop(self._key(path_index, triples), None)
+        if grounded is None:
+            grounded = self.kg_judge.judge(row, path_index, triples)
+        ask = self._unknown(grounded)
         if not ask:
             return grounded
         other = self.fallback.judge(row, path_index, [triples[k] for k in ask])

@@ -66,7 +66,7 @@ from creagraph.core.io import (
     write_jsonl,
     write_records,
 )
-from creagraph.core.manifest import query_set_digest
+from creagraph.core.manifest import QuerySetTally, declared_query_set
 from creagraph.core.metrics import (
     UtilityMode,
     path_set_distances,
@@ -478,7 +478,14 @@ class Scorer:
             "decided_share": tally.n_decided / tally.n_triples if tally.n_triples else None,
             "source": row.source,
             "issues": issues,
+            # the query set the answer names (--query-set, run create), core/manifest.py
+            **_named_query_set(row),
         }
+
+
+def _named_query_set(row: AnswerRow) -> dict[str, Any]:
+    named = declared_query_set(row.extra)
+    return {} if named is None else {"query_set": named[0], "query_set_size": named[1]}
 
 
 def _factual_fraction(flags: Sequence[float | None], reading: Reading) -> float:
@@ -568,10 +575,16 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     (2, 0.5, 0.0, None)
     """
     by_model: dict[str, _ModelColumns] = {}
+    query_sets = QuerySetTally()  # what a comparison must share (issue 24): core/manifest.py
     for q in queries:
         by_model.setdefault(q["model"], _ModelColumns()).add(q)
+        query_sets.add(q)
     has_ceiling = any(m.has_ceiling for m in by_model.values())
-    return [by_model[model].row(model, has_ceiling) for model in sorted(by_model)]
+    named = query_sets.resolve()
+    return [
+        {**by_model[model].row(model, has_ceiling), **named[str(model)]}
+        for model in sorted(by_model)
+    ]
 
 
 def _number(value: Any) -> float | None:
@@ -590,7 +603,6 @@ class _ModelColumns:
     identity: dict[str, set[str]] = field(
         default_factory=lambda: {k: set() for k in ("judge", "mode", "creagraph_version")}
     )
-    texts: set[str] = field(default_factory=set)
     judge_unparsed: int = 0
     judge_failed: int = 0
     has_ceiling: bool = False
@@ -602,8 +614,6 @@ class _ModelColumns:
         self.n_queries += 1
         for name, seen in self.identity.items():
             seen.add(str(q.get(name) or "unknown"))
-        if isinstance(q.get("query"), str):
-            self.texts.add(q["query"])
         errors = q.get("judge_errors") or {}
         self.judge_unparsed += int(errors.get("unparsed", 0))
         self.judge_failed += int(errors.get("failed", 0))
@@ -634,7 +644,6 @@ class _ModelColumns:
         # what a comparison must share (issue 24): judge, mode, query set, version
         for name, seen in self.identity.items():
             entry[name] = "+".join(sorted(seen))
-        entry["query_set"] = query_set_digest(self.texts)
         return entry
 
 

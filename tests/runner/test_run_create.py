@@ -285,6 +285,10 @@ def test_eval_create_runs_scores_and_reports(capsys, tmp_path, published, store_
     assert set(board) == {"mine", "GPT-4.1"}
     assert {r["judge"] for r in board.values()} == {"kg"}
     assert board["mine"]["query_set"] == board["GPT-4.1"]["query_set"]
+    assert {r["comparison_group"] for r in board.values()} == {"1"}
+    assert board["mine"]["query_set_size"] == "3"
+    answers = read_jsonl(tmp_path / "eval" / "run" / "answers.jsonl")
+    assert answers[0]["query_set"] == board["mine"]["query_set"]  # declared by the run
     marker = json.loads((tmp_path / "eval" / "score" / ".creagraph-out.json").read_text())
     assert marker["fingerprint"]["run"]["model_name"] == "mine"
     summary = read_records(tmp_path / "eval" / "score" / "summary.csv")
@@ -292,12 +296,89 @@ def test_eval_create_runs_scores_and_reports(capsys, tmp_path, published, store_
                                                               for r in summary)
 
 
-def test_report_refuses_to_rank_models_judged_differently(capsys, tmp_path):
-    from creagraph.core.io import InputError
-    from creagraph.report import write_report
+def test_eval_create_claims_its_out(capsys, tmp_path, published, store_dir):
+    """--out is claimed like every command's: never a user's folder, resumable with the
+    same settings (no request sent again), other settings refused, --fresh starts over;
+    a --compare file answering a query outside QUERIES is refused."""
+    rows = read_records(published)[:2]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me\n")
+    with ChatServer(answer_for(rows)) as server:
+        args = ("eval", "create", queries, "--llm-base-url", server.url, "--llm-model", "m",
+                "--store", store_dir)
+        code, _, err = run(capsys, *args, "--out", mine)
+        assert code == 2 and "not made by creagraph" in err
+        assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and not server.requests
+        code, _, err = run(capsys, *args, "--out", tmp_path / "eval")
+        assert code == 0, err
+        assert len(server.requests) == 2
+        code, _, err = run(capsys, *args, "--out", tmp_path / "eval")  # resumes: nothing new
+        assert code == 0, err
+        assert len(server.requests) == 2
+        code, _, err = run(capsys, *args, "--temperature", 0.7, "--out", tmp_path / "eval")
+        assert code == 2 and "other settings" in err and "sampling" in err
+        assert len(server.requests) == 2
+        code, _, err = run(capsys, *args, "--temperature", 0.7, "--fresh", "--no-cache",
+                           "--out", tmp_path / "eval")
+        assert code == 0, err
+        assert len(server.requests) == 4
+        run_json = json.loads((tmp_path / "eval" / "run" / "run.json").read_text())
+        assert run_json["sampling"]["temperature"] == 0.7
+        outside = tmp_path / "GPT-4.1_model_name_gpt-4.1.jsonl"
+        outside.write_text(json.dumps(read_records(published)[5]) + "\n")
+        code, _, err = run(capsys, *args, "--compare", outside, "--out", tmp_path / "eval2")
+        assert code == 2 and f"{outside}: row 1: query " in err
+        assert f"is not in the query set {queries}" in err
+        assert len(server.requests) == 4 and not (tmp_path / "eval2").exists()
 
-    queries = [{"model": m, "query": "Q?", "query_key": "index:0", "judge": j, "mode": "paper",
-                "utility": {"0.7": 1.0, "0.9": 1.0}, "n_kept": 1}
-               for m, j in (("a", "kg"), ("b", "stored"))]
-    with pytest.raises(InputError, match="judge differs: a kg, b stored"):
-        write_report(queries, tmp_path / "r", n_resamples=50)
+
+def test_a_huge_reply_is_capped_and_listed_as_a_failure(capsys, tmp_path, published):
+    """A reply over the 16 MiB cap is refused as too_large (not read whole); the run goes
+    on and lists it in failures.jsonl."""
+    rows = read_records(published)[:3]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = answer_for(rows)
+
+    def script(body, n):
+        if rows[1]["query"] in prompt_of(body):
+            return Act("huge", size=64 * 1024 * 1024)
+        return base(body, n)
+
+    with ChatServer(script) as server:
+        code, out, err = run(capsys, "run", "create", queries, "--out", tmp_path / "run",
+                             "--llm-base-url", server.url, "--llm-model", "m")
+        assert code == 0, err
+        assert server.sent < 64 * 1024 * 1024  # never read whole
+    assert "too_large" in err
+    failures = read_jsonl(tmp_path / "run" / "failures.jsonl")
+    assert [f["index"] for f in failures] == [rows[1]["index"]]
+    assert failures[0]["error_kind"] == "too_large"
+    assert len(read_jsonl(tmp_path / "run" / "answers.jsonl")) == 2
+
+
+def test_several_query_files_are_one_set_matching_the_published_files_scored_together(
+        capsys, tmp_path, shared_dir):
+    """`run create $S/*.jsonl`: each of the 22 published queries asked once; the answers
+    name the set the published files share when scored together (one comparison group)."""
+    from creagraph.core.manifest import QuerySetTally
+
+    files = sorted((shared_dir / "external" / "create-leaderboard" / "sample_outputs")
+                   .glob("*.jsonl"))
+    published = [r for f in files for r in read_records(f)]
+    with ChatServer(answer_for(published)) as server:
+        code, out, err = run(capsys, "run", "create", *files, "--out", tmp_path / "run",
+                             "--llm-base-url", server.url, "--llm-model", "mine",
+                             "--concurrency", 8)
+        assert code == 0, err
+        assert len(server.requests) == 22  # 80 rows, 22 distinct queries
+    answers = read_jsonl(tmp_path / "run" / "answers.jsonl")
+    tally = QuerySetTally()
+    for record in [*answers, *published]:  # as `score` sees them in one run
+        tally.add(record)
+    sets = tally.resolve()
+    assert len({s["query_set"] for s in sets.values()}) == 1
+    assert sets["mine"]["query_set_size"] == 22
