@@ -12,7 +12,8 @@ Run: ``.venv/bin/python benchmarks/bt_scale.py [--sizes 1000 2000 10000] [--dens
    (the default above ``SPARSE_ITEMS`` items) and — the "before" — the dense one (``n × n``
    matrices and a full inverse; forced, only up to ``--dense-max`` items: 10,000 took
    > 400 s and 8.7 GB). Baselines: evalica's ``bradley_terry`` (scores only) and choix's
-   ``ilsr_pairwise`` (scores only) in their own subprocesses, when installed.
+   ``ilsr_pairwise`` (scores only) in their own subprocesses, when installed, up to
+   ``--baseline-max`` items (evalica ran > 10 minutes at 10,000 items).
    Target: 10,000 items in < 60 s and < 2 GB.
 2. **LLMFAO** (8,931 comparisons, 59 models), ties as half-wins: median of 15 in-process
    fits, ours (intervals, ranks, rank probabilities) vs evalica's (scores only). Target:
@@ -103,58 +104,74 @@ def _installed(module: str) -> bool:
 
 
 def llmfao(repeat: int) -> None:
+    """Ours and evalica's fit, alternating (so that load swings hit both alike): the
+    median time of each and the median of the per-round ratios."""
     from creagraph.judgments import bradley_terry, read_llmfao
 
     comps = read_llmfao(None)
 
-    def median_ms(fn) -> float:
+    def ours() -> None:
+        bradley_terry(comps, ties="half")
+
+    def timed(fn) -> float:
+        t = time.perf_counter()
         fn()
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times) * 1e3
+        return (time.perf_counter() - t) * 1e3
 
-    ours = median_ms(lambda: bradley_terry(comps, ties="half"))
-    line = f"LLMFAO single fit, ties as half-wins: creagraph {ours:.1f} ms"
-    if _installed("evalica"):
-        import evalica
-        import pandas as pd
+    ours()
+    if not _installed("evalica"):
+        times = [timed(ours) for _ in range(repeat)]
+        print(f"LLMFAO single fit, ties as half-wins: creagraph "
+              f"{statistics.median(times):.1f} ms (evalica not installed)", flush=True)
+        return
+    import evalica
+    import pandas as pd
 
-        from creagraph.judgments.llmfao import default_llmfao_path
+    from creagraph.judgments.llmfao import default_llmfao_path
 
-        df = pd.read_csv(default_llmfao_path())
-        winner = df["winner"].map({"left": evalica.Winner.X, "right": evalica.Winner.Y,
-                                   "tie": evalica.Winner.Draw})
-        ev = median_ms(lambda: evalica.bradley_terry(df["left"], df["right"], winner))
-        line += f", evalica {ev:.1f} ms (scores only): ratio {ours / ev:.2f}"
-    print(line + f" (median of {repeat})")
+    df = pd.read_csv(default_llmfao_path())
+    winner = df["winner"].map({"left": evalica.Winner.X, "right": evalica.Winner.Y,
+                               "tie": evalica.Winner.Draw})
+
+    def theirs() -> None:
+        evalica.bradley_terry(df["left"], df["right"], winner)
+
+    theirs()
+    pairs = [(timed(ours), timed(theirs)) for _ in range(repeat)]
+    a = statistics.median(p[0] for p in pairs)
+    b = statistics.median(p[1] for p in pairs)
+    ratio = statistics.median(p[0] / p[1] for p in pairs)
+    print(f"LLMFAO single fit, ties as half-wins: creagraph {a:.1f} ms (intervals, ranks, "
+          f"rank probabilities), evalica {b:.1f} ms (scores only): ratio {ratio:.2f} "
+          f"(median of {repeat} alternating rounds)", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 10000])
     parser.add_argument("--dense-max", type=int, default=2000)
+    parser.add_argument("--baseline-max", type=int, default=2000,
+                        help="largest ring given to evalica / choix (dense in n × n)")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    print(f"load: {os.getloadavg()[0]:.1f} (1-min average)")
+    print(f"load: {os.getloadavg()[0]:.1f} (1-min average)", flush=True)
     llmfao(args.repeat)
     paths = ["sparse", "dense"] + [p for p, m in (("evalica", "evalica"), ("choix", "choix"))
                                    if _installed(m)]
     for n in args.sizes:
         for path in paths:
-            if path == "dense" and n > args.dense_max:
+            if (path == "dense" and n > args.dense_max) or (
+                    path in ("evalica", "choix") and n > args.baseline_max):
                 continue
             r = ring(n, path, args.timeout)
             if "error" in r:
-                print(f"ring n={n:>6} {path:>7}: {r['error']}")
+                print(f"ring n={n:>6} {path:>7}: {r['error']}", flush=True)
                 continue
             extra = (f"; corr with true θ {r['corr_true']:.3f}, tier 1: {r['tier_1']}, "
                      f"converged {r['converged']}" if "corr_true" in r else "")
             print(f"ring n={n:>6} {path:>7}: {r['seconds']:8.2f} s, peak RSS "
-                  f"{r['peak_mb']:7.0f} MB (after imports {r['base_mb']:.0f} MB){extra}")
+                  f"{r['peak_mb']:7.0f} MB (after imports {r['base_mb']:.0f} MB){extra}", flush=True)
 
 
 if __name__ == "__main__":

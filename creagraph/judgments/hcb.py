@@ -189,23 +189,27 @@ _POWER_CACHE: dict[tuple[Any, ...], float | None] = {}
 
 
 def _design_power(profiles: Sequence[Profiles], significance: float,
-                  seed: int | None) -> float | None:
+                  seed: int | None, n_simulations: int) -> float | None:
     """:func:`~creagraph.judgments.divergence.interaction_power` at the design of
     ``profiles`` (evaluators, prompts, models per stratum), cached by design: the axes
     of a cell usually share it."""
-    key = (significance, seed, *(
+    if n_simulations <= 0:
+        return None
+    key = (significance, seed, n_simulations, *(
         (p.values.shape[1], p.raters.tobytes(), None if p.prompts is None else p.prompts.tobytes())
         for p in profiles))
     if key not in _POWER_CACHE:
         if len(_POWER_CACHE) > 256:
             _POWER_CACHE.clear()
-        _POWER_CACHE[key] = interaction_power(profiles, significance=significance, seed=seed)
+        _POWER_CACHE[key] = interaction_power(profiles, significance=significance, seed=seed,
+                                              n_simulations=n_simulations)
     return _POWER_CACHE[key]
 
 
 def _divergence_fields(
     records: Sequence[dict[str, Any]], axis: str, stratum_key: str | None,
     n_permutations: int, seed: int | None, significance: float = 0.05,
+    n_power_simulations: int = 200,
 ) -> dict[str, Any]:
     """The two permutation tests of :mod:`~creagraph.judgments.divergence` on the
     tournaments (evaluator × prompt) of ``records`` — per stratum (``stratum_key``, e.g.
@@ -221,7 +225,7 @@ def _divergence_fields(
     ]
     main = model_effect_test(profiles, n_permutations=n_permutations, seed=seed)
     inter = interaction_test(profiles, n_permutations=n_permutations, seed=seed)
-    power = _design_power(profiles, significance, seed)
+    power = _design_power(profiles, significance, seed, n_power_simulations)
     tops: dict[str, int] = defaultdict(int)
     means: dict[tuple[Any, str, str], list[float]] = defaultdict(list)
     for r in records:
@@ -278,6 +282,7 @@ def hcb_report(
     significance: float = 0.05,
     n_permutations: int = 999,
     show_progress: bool = False,
+    n_power_simulations: int = 200,
 ) -> HCBReport:
     """Per domain × phase tables and the convergence/divergence view (SPEC §5).
 
@@ -298,6 +303,10 @@ def hcb_report(
         :func:`~creagraph.judgments.divergence.convergence_verdict`).
     n_permutations : int
         Permutations of the model-effect and evaluator × model interaction tests.
+    n_power_simulations : int
+        Simulations behind ``interaction_power`` (the interaction test's power at each
+        design, :func:`~creagraph.judgments.divergence.interaction_power`); 0 skips it
+        (the column is then empty).
     significance : float
         Level for ``models_differ`` (Friedman / Kendall p below it) and for the per-rater
         model-difference tests behind the ``divergent`` verdict.
@@ -338,7 +347,8 @@ def hcb_report(
     fit = {"ties": ties, "alpha": alpha, "n_bootstrap": n_bootstrap, "cluster": cluster,
            "seed": seed}
     thresholds = {"converge_at": converge_at, "significance": significance,
-                  "n_permutations": n_permutations, "seed": seed}
+                  "n_permutations": n_permutations, "seed": seed,
+                  "n_power_simulations": n_power_simulations}
     for domain, stage in _cell_order(cells, show_progress):
         cell = cells[(domain, stage)]
         base = {"domain": domain, "stage": stage}
@@ -493,7 +503,8 @@ def _cell_axis_tests(tables: dict[str, list], base: dict[str, Any],
     ev_blocks, ev_keys = _model_blocks(scalar, axis, models, ("evaluator_id",))
     w_ev = _friedman_record(ev_blocks, ev_keys, 0)
     div = _divergence_fields(scalar, axis, None, thresholds["n_permutations"],
-                             thresholds["seed"], thresholds["significance"])
+                             thresholds["seed"], thresholds["significance"],
+                             thresholds["n_power_simulations"])
     tables["convergence"].append(
         {**base, "axis": axis,
          **_convergence_record(mat, units, raters, w_ev["kendalls_w"], w_ev["friedman_p"], div,
@@ -687,7 +698,8 @@ def _phase_tables(
                 [r[axis] for r in recs],
             )
             div = _divergence_fields(recs, axis, "domain", thresholds["n_permutations"],
-                                     thresholds["seed"], thresholds["significance"])
+                                     thresholds["seed"], thresholds["significance"],
+                             thresholds["n_power_simulations"])
             conv = _convergence_record(
                 mat, units, raters, phase["kendalls_w"], phase["pvalue"], div,
                 thresholds["converge_at"], thresholds["significance"],

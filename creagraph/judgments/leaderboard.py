@@ -421,10 +421,10 @@ def _covariance(
     the fitted model's Wald covariance, or — when comparisons are clustered by rater or
     prompt — the cluster-robust sandwich with Student's t on G − 1 degrees of freedom
     (:mod:`~creagraph.judgments.uncertainty`)."""
-    from scipy import stats
+    from scipy.special import ndtri, stdtrit  # the quantiles of scipy.stats.norm / t
 
     li, ri, oc, w = arrays
-    z = float(stats.norm.ppf(0.5 + ci / 2.0))
+    z = float(ndtri(0.5 + ci / 2.0))
     cov = model_covariance(theta, nu, li, ri, oc, w, ties, alpha)
     method = "wald" if ties != "half" else "wald (robust to half-ties)"
     if cluster == "comparison":
@@ -437,7 +437,7 @@ def _covariance(
             f"{cluster}s differ", DegenerateClustersWarning, stacklevel=5,
         )
         return cov, z, f"{method} (too few {cluster}s: {g})"
-    return cov_c, float(stats.t.ppf(0.5 + ci / 2.0, g - 1)), (
+    return cov_c, float(stdtrit(g - 1, 0.5 + ci / 2.0)), (
         f"cluster-robust t ({g} {cluster}s, {g - 1} df)")
 
 
@@ -617,7 +617,7 @@ def _bradley_terry_sparse(
     items: the same estimates, intervals and ranks from pair counts, without ``n × n``
     matrices; ``covariance`` is None and ``rank_probabilities`` keeps only its first
     column (P(rank 1))."""
-    from scipy import stats
+    from scipy.special import ndtri, stdtrit  # the quantiles of scipy.stats.norm / t
 
     from creagraph.judgments import sparse_bt
 
@@ -633,7 +633,7 @@ def _bradley_terry_sparse(
         _warn_unconverged(conv_msg, stacklevel=4)
     total_w = float(w.sum())
     tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
-    z = float(stats.norm.ppf(0.5 + ci / 2.0))
+    z = float(ndtri(0.5 + ci / 2.0))
     clustered = cluster != "comparison"
     op, g = sparse_bt.covariance_operator(theta, nu, e, arrays, ties, alpha,
                                           cluster_ids if clustered else None, clustered)
@@ -648,7 +648,7 @@ def _bradley_terry_sparse(
                                                   False)
             method = f"{method} (too few {cluster}s: {g})"
         else:
-            crit = float(stats.t.ppf(0.5 + ci / 2.0, g - 1))
+            crit = float(stdtrit(g - 1, 0.5 + ci / 2.0))
             method = f"cluster-robust t ({g} {cluster}s, {g - 1} df)"
     var = sparse_bt.variances(op)
     se = np.sqrt(np.clip(var, 0.0, None))
