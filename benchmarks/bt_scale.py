@@ -171,7 +171,8 @@ def main() -> None:
             extra = (f"; corr with true θ {r['corr_true']:.3f}, tier 1: {r['tier_1']}, "
                      f"converged {r['converged']}" if "corr_true" in r else "")
             print(f"ring n={n:>6} {path:>7}: {r['seconds']:8.2f} s, peak RSS "
-                  f"{r['peak_mb']:7.0f} MB (after imports {r['base_mb']:.0f} MB){extra}", flush=True)
+                  f"{r['peak_mb']:7.0f} MB (after imports {r['base_mb']:.0f} MB){extra}",
+                  flush=True)
 
 
 if __name__ == "__main__":
