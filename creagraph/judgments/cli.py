@@ -448,7 +448,8 @@ def hcb_report_cmd(
     ] = BootstrapUnit.RATER,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
-    """Per domain × phase tables (CSV) and a convergence summary (convergence.md)."""
+    """Per domain × phase tables (CSV), a convergence summary (convergence.md) and, with
+    the report extra, report.html (figures)."""
     from creagraph.core.outdir import claim_output_dir, file_identity
     from creagraph.judgments.hcb import TABLES, hcb_report, read_hcb, write_hcb_report
     from creagraph.judgments.hcb_io import HCB_FILES

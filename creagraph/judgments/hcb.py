@@ -325,7 +325,11 @@ def hcb_report(
         ``kendalls_w_blocks`` (the same over prompt × evaluator blocks), ``scalar_means``,
         ``scalar_means_by_skill``, ``axis_correlations``, ``themes``, ``convergence``
         (domain × stage × axis), ``convergence_phase`` (stage × axis) and a Markdown
-        ``summary``. ``models_differ`` is ``None`` (unknown) when no test was possible.
+        ``summary``, and the paper's other views of :mod:`~creagraph.judgments.hcb_views`
+        (``rating_vs_win_rate``, ``head_to_head_phase``, ``axis_correlations_domain``,
+        ``themes_phase``, ``scalar_rank_link``, ``phase_leaders``). The convergence rows
+        carry ``interaction_power`` (see ``n_power_simulations``). ``models_differ`` is
+        ``None`` (unknown) when no test was possible.
 
     Warns
     -----
