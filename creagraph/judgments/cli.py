@@ -448,7 +448,8 @@ def hcb_report_cmd(
     ] = BootstrapUnit.RATER,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
-    """Per domain × phase tables (CSV) and a convergence summary (convergence.md)."""
+    """Per domain × phase tables (CSV), a convergence summary (convergence.md) and, with
+    the report extra, report.html (figures)."""
     from creagraph.core.outdir import claim_output_dir, file_identity
     from creagraph.judgments.hcb import TABLES, hcb_report, read_hcb, write_hcb_report
     from creagraph.judgments.hcb_io import HCB_FILES
@@ -458,15 +459,25 @@ def hcb_report_cmd(
                 "cluster": cluster.value, "seed": seed,
                 "inputs": [file_identity(p) for p in inputs]}
     data = read_hcb(directory)  # a missing or bad input file: refused before --out is made
+    from creagraph.core.extras import MissingExtraError
+    from creagraph.judgments.hcb_figures import write_hcb_html
+
+    skipped = ""
     with claim_output_dir(out, "judge hcb-report", [f"{t}.csv" for t in TABLES]
-                          + ["convergence.md"], inputs=inputs, fingerprint=settings,
-                          fresh=True):
+                          + ["convergence.md", "report.html"], inputs=inputs,
+                          fingerprint=settings, fresh=True):
         with _warnings_as_lines():
             report = hcb_report(data, ties=ties.value, alpha=alpha, n_bootstrap=bootstrap,
                                 cluster=cluster.value, seed=seed, show_progress=True)
         written = write_hcb_report(report, out)
+        try:
+            written.append(write_hcb_html(report.tables, out))
+        except MissingExtraError as exc:  # the CSVs stand on their own
+            skipped = f"figures skipped (report.html not written): {exc}"
     typer.echo(report.summary)
     typer.echo(f"wrote {len(written)} files to {out}")
+    if skipped:
+        typer.echo(skipped, err=True)
 
 
 @app.command("hcb-synth")

@@ -505,10 +505,11 @@ def count_matrices(
     winners = np.where(oc == LEFT, li, ri)
     losers = np.where(oc == LEFT, ri, li)
     dec = oc != TIE
-    wins = np.zeros((n_items, n_items))
-    np.add.at(wins, (winners[dec], losers[dec]), w[dec])
-    ties = np.zeros((n_items, n_items))
-    np.add.at(ties, (li[~dec], ri[~dec]), w[~dec])
+    # bincount adds in input order, like np.add.at (same sums), and far faster
+    size = n_items * n_items
+    wins = np.bincount(winners[dec] * n_items + losers[dec], w[dec], size).reshape(
+        n_items, n_items)
+    ties = np.bincount(li[~dec] * n_items + ri[~dec], w[~dec], size).reshape(n_items, n_items)
     ties = ties + ties.T
     return wins, ties
 

@@ -58,13 +58,17 @@ from creagraph.judgments.comparisons import (
     make_comparisons,
 )
 from creagraph.judgments.divergence import (
+    POWER_TASTE_RATIO,
+    Profiles,
     convergence_verdict,
+    interaction_power,
     interaction_test,
     model_effect_test,
     tournament_profiles,
 )
 from creagraph.judgments.hcb_io import *  # noqa: F403 (the file API, re-exported)
 from creagraph.judgments.hcb_io import AXES, SENTIMENTS, STAGES, HCBData, write_table
+from creagraph.judgments.hcb_views import VIEW_TABLES, hcb_views
 from creagraph.judgments.leaderboard import BTResult, bradley_terry
 from creagraph.judgments.tournaments import tournament_wins
 
@@ -181,9 +185,31 @@ def _friedman_record(matrix: np.ndarray, keys: Sequence[tuple[Any, ...]],
     return rec
 
 
+_POWER_CACHE: dict[tuple[Any, ...], float | None] = {}
+
+
+def _design_power(profiles: Sequence[Profiles], significance: float,
+                  seed: int | None, n_simulations: int) -> float | None:
+    """:func:`~creagraph.judgments.divergence.interaction_power` at the design of
+    ``profiles`` (evaluators, prompts, models per stratum), cached by design: the axes
+    of a cell usually share it."""
+    if n_simulations <= 0:
+        return None
+    key = (significance, seed, n_simulations, *(
+        (p.values.shape[1], p.raters.tobytes(), None if p.prompts is None else p.prompts.tobytes())
+        for p in profiles))
+    if key not in _POWER_CACHE:
+        if len(_POWER_CACHE) > 256:
+            _POWER_CACHE.clear()
+        _POWER_CACHE[key] = interaction_power(profiles, significance=significance, seed=seed,
+                                              n_simulations=n_simulations)
+    return _POWER_CACHE[key]
+
+
 def _divergence_fields(
     records: Sequence[dict[str, Any]], axis: str, stratum_key: str | None,
-    n_permutations: int, seed: int | None,
+    n_permutations: int, seed: int | None, significance: float = 0.05,
+    n_power_simulations: int = 200,
 ) -> dict[str, Any]:
     """The two permutation tests of :mod:`~creagraph.judgments.divergence` on the
     tournaments (evaluator × prompt) of ``records`` — per stratum (``stratum_key``, e.g.
@@ -199,6 +225,7 @@ def _divergence_fields(
     ]
     main = model_effect_test(profiles, n_permutations=n_permutations, seed=seed)
     inter = interaction_test(profiles, n_permutations=n_permutations, seed=seed)
+    power = _design_power(profiles, significance, seed, n_power_simulations)
     tops: dict[str, int] = defaultdict(int)
     means: dict[tuple[Any, str, str], list[float]] = defaultdict(list)
     for r in records:
@@ -218,6 +245,8 @@ def _divergence_fields(
         "models_p": main.pvalue if main else None,
         "interaction_statistic": inter.statistic if inter else None,
         "interaction_p": inter.pvalue if inter else None,
+        "interaction_power": power,
+        "power_taste_ratio": POWER_TASTE_RATIO,
         "n_tournaments": int(sum(p.values.shape[0] for p in profiles)),
         "n_tournaments_incomplete": int(sum(p.n_dropped for p in profiles)),
         "rater_top_models": spread,
@@ -236,7 +265,7 @@ def _evaluator_skills(data: HCBData) -> dict[str, str]:
 TABLES = (
     "win_rates", "table2", "win_rates_by_skill", "head_to_head", "bradley_terry", "krippendorff",
     "friedman", "kendalls_w_phase", "kendalls_w_blocks", "scalar_means", "scalar_means_by_skill",
-    "axis_correlations", "themes", "convergence", "convergence_phase",
+    "axis_correlations", "themes", "convergence", "convergence_phase", *VIEW_TABLES,
 )
 
 
@@ -253,6 +282,7 @@ def hcb_report(
     significance: float = 0.05,
     n_permutations: int = 999,
     show_progress: bool = False,
+    n_power_simulations: int = 200,
 ) -> HCBReport:
     """Per domain × phase tables and the convergence/divergence view (SPEC §5).
 
@@ -273,6 +303,10 @@ def hcb_report(
         :func:`~creagraph.judgments.divergence.convergence_verdict`).
     n_permutations : int
         Permutations of the model-effect and evaluator × model interaction tests.
+    n_power_simulations : int
+        Simulations behind ``interaction_power`` (the interaction test's power at each
+        design, :func:`~creagraph.judgments.divergence.interaction_power`); 0 skips it
+        (the column is then empty).
     significance : float
         Level for ``models_differ`` (Friedman / Kendall p below it) and for the per-rater
         model-difference tests behind the ``divergent`` verdict.
@@ -291,7 +325,11 @@ def hcb_report(
         ``kendalls_w_blocks`` (the same over prompt × evaluator blocks), ``scalar_means``,
         ``scalar_means_by_skill``, ``axis_correlations``, ``themes``, ``convergence``
         (domain × stage × axis), ``convergence_phase`` (stage × axis) and a Markdown
-        ``summary``. ``models_differ`` is ``None`` (unknown) when no test was possible.
+        ``summary``, and the paper's other views of :mod:`~creagraph.judgments.hcb_views`
+        (``rating_vs_win_rate``, ``head_to_head_phase``, ``axis_correlations_domain``,
+        ``themes_phase``, ``scalar_rank_link``, ``phase_leaders``). The convergence rows
+        carry ``interaction_power`` (see ``n_power_simulations``). ``models_differ`` is
+        ``None`` (unknown) when no test was possible.
 
     Warns
     -----
@@ -313,7 +351,8 @@ def hcb_report(
     fit = {"ties": ties, "alpha": alpha, "n_bootstrap": n_bootstrap, "cluster": cluster,
            "seed": seed}
     thresholds = {"converge_at": converge_at, "significance": significance,
-                  "n_permutations": n_permutations, "seed": seed}
+                  "n_permutations": n_permutations, "seed": seed,
+                  "n_power_simulations": n_power_simulations}
     for domain, stage in _cell_order(cells, show_progress):
         cell = cells[(domain, stage)]
         base = {"domain": domain, "stage": stage}
@@ -331,6 +370,7 @@ def hcb_report(
     _fill_table2_alpha(tables)
     _phase_tables(tables, data, prompts, thresholds)
     _axis_correlations(tables, data, prompts)
+    tables.update(hcb_views(data, tables))
     n_notes = sum(1 for rows in tables.values() for r in rows
                   if str(r.get("note", "")).startswith("degenerate"))
     if n_notes:
@@ -467,7 +507,8 @@ def _cell_axis_tests(tables: dict[str, list], base: dict[str, Any],
     ev_blocks, ev_keys = _model_blocks(scalar, axis, models, ("evaluator_id",))
     w_ev = _friedman_record(ev_blocks, ev_keys, 0)
     div = _divergence_fields(scalar, axis, None, thresholds["n_permutations"],
-                             thresholds["seed"])
+                             thresholds["seed"], thresholds["significance"],
+                             thresholds["n_power_simulations"])
     tables["convergence"].append(
         {**base, "axis": axis,
          **_convergence_record(mat, units, raters, w_ev["kendalls_w"], w_ev["friedman_p"], div,
@@ -530,6 +571,11 @@ def _convergence_record(
         notes.append("interaction not testable: needs two evaluators and more tournaments "
                      "than evaluators")
     models_p, inter_p = divergence["models_p"], divergence["interaction_p"]
+    power = divergence.get("interaction_power")
+    if inter_p is not None and inter_p >= significance and power is not None and power < 0.8:
+        notes.append(f"low power: the interaction test finds taste of s.d. "
+                     f"{POWER_TASTE_RATIO} × noise only {power:.0%} of the time at this "
+                     "design; taste is not ruled out")
     return {
         "alpha_interval": a_int,
         "alpha_ordinal": _safe_alpha(mat, "ordinal"),
@@ -656,7 +702,8 @@ def _phase_tables(
                 [r[axis] for r in recs],
             )
             div = _divergence_fields(recs, axis, "domain", thresholds["n_permutations"],
-                                     thresholds["seed"])
+                                     thresholds["seed"], thresholds["significance"],
+                             thresholds["n_power_simulations"])
             conv = _convergence_record(
                 mat, units, raters, phase["kendalls_w"], phase["pvalue"], div,
                 thresholds["converge_at"], thresholds["significance"],
@@ -783,22 +830,28 @@ def _summary(tables: dict[str, list[dict[str, Any]]], n_notes: int = 0) -> str:
         "Mixed: the rest. Kendall's W: evaluators as judges (each evaluator's mean rating "
         "ranks the models), per domain; a phase combines its domains when their model "
         "sets differ (the prompt × evaluator block version is kendalls_w_blocks.csv). "
-        "Raters' favourites: how many raters rate each model highest."
+        "Raters' favourites: how many raters rate each model highest. *Power*: the "
+        "simulated chance that the interaction test finds taste of s.d. "
+        f"{POWER_TASTE_RATIO} × one rating's noise s.d. at this design (its evaluators, "
+        "prompts and models; `creagraph.judgments.divergence.interaction_power`); below "
+        "0.8, a verdict other than divergent does not rule taste out."
     )
     lines += _md_table(
         "Per phase (over domains)",
         ["stage", "axis", "α interval", "Kendall's W", "W p", "models p", "interaction p",
-         "raters' favourites", "verdict"],
+         "power", "raters' favourites", "verdict"],
         [[r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
           _fmt(r["kendalls_w_p"]), _fmt(r["models_p"]), _fmt(r["interaction_p"]),
-          r["rater_top_models"] or "–", r["verdict"]] for r in tables["convergence_phase"]],
+          _fmt(r["interaction_power"]), r["rater_top_models"] or "–", r["verdict"]]
+         for r in tables["convergence_phase"]],
     )
     lines += _md_table(
         "Per domain × phase",
         ["domain", "stage", "axis", "α interval", "Kendall's W", "models p", "interaction p",
-         "verdict"],
+         "power", "verdict"],
         [[r["domain"], r["stage"], r["axis"], _fmt(r["alpha_interval"]), _fmt(r["kendalls_w"]),
-          _fmt(r["models_p"]), _fmt(r["interaction_p"]), r["verdict"]]
+          _fmt(r["models_p"]), _fmt(r["interaction_p"]), _fmt(r["interaction_power"]),
+          r["verdict"]]
          for r in tables["convergence"]],
     )
     if tables["axis_correlations"]:

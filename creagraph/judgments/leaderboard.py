@@ -28,6 +28,7 @@ from creagraph.judgments.comparisons import (
 )
 from creagraph.judgments.elo import ELO_BASE_RATING, ELO_SCALE, elo_scale
 from creagraph.judgments.fit import _bt_mle_fit, _davidson_fit, win_probabilities
+from creagraph.judgments.sparse_bt import SPARSE_ITEMS
 from creagraph.judgments.uncertainty import (
     MIN_CLUSTERS,
     model_covariance,
@@ -82,10 +83,14 @@ class BTResult:
         comparisons are clustered (``cluster`` = rater or prompt).
     rank_probabilities : ndarray, shape (n_items, n_items)
         ``[i, r]`` = probability that item ``i`` has rank ``r + 1`` (bootstrap, or draws
-        from the Wald normal approximation when no bootstrap was run).
-    covariance : ndarray
+        from the Wald normal approximation when no bootstrap was run). Above
+        :data:`~creagraph.judgments.sparse_bt.SPARSE_ITEMS` items only the first column
+        (P(rank 1)) is kept: shape (n_items, 1).
+    covariance : ndarray or None
         Covariance of ``theta`` behind ``se`` and ``tier`` (Wald of the fitted model, or
-        cluster-robust).
+        cluster-robust). None above ``SPARSE_ITEMS`` items: there the covariance is
+        never formed (:mod:`~creagraph.judgments.sparse_bt` computes the standard errors
+        and ranks from sparse solves).
     n_comparisons, n_wins, n_losses, n_ties : ndarray
         Per-item counts (weighted), ties included.
     raw_win_rate, tie_half_win_rate : ndarray
@@ -127,7 +132,7 @@ class BTResult:
     rank: np.ndarray
     tier: np.ndarray
     rank_probabilities: np.ndarray
-    covariance: np.ndarray
+    covariance: np.ndarray | None
     n_comparisons: np.ndarray
     n_wins: np.ndarray
     n_losses: np.ndarray
@@ -217,12 +222,12 @@ def _ranks(theta: np.ndarray) -> np.ndarray:
 
 
 def _rank_probabilities(samples: np.ndarray) -> np.ndarray:
+    """``[i, r]`` = share of the draws (rows) in which item ``i`` has rank ``r + 1``
+    (exact ties broken by index): one sort, then one count of (item, rank) pairs."""
     n_draws, n = samples.shape
-    out = np.zeros((n, n))
-    ranks = np.argsort(np.argsort(-samples, axis=1, kind="stable"), axis=1, kind="stable")
-    for r in range(n):
-        out[:, r] = np.mean(ranks == r, axis=0)
-    return out
+    order = np.argsort(-samples, axis=1, kind="stable")  # order[d, r] = item ranked r
+    counts = np.bincount((order * n + np.arange(n)).ravel(), minlength=n * n)
+    return counts.reshape(n, n) / n_draws
 
 
 # over 80 lines only for the docstring of its ten options; the body (~50 lines) calls helpers
@@ -299,6 +304,40 @@ def bradley_terry(
     cluster_ids = _cluster_ids(comparisons, cluster)
     n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
 
+    if n > SPARSE_ITEMS:
+        return _bradley_terry_sparse(
+            comparisons, (li, ri, oc, w), component, cluster_ids, n_clusters,
+            ties=ties, alpha=alpha, n_bootstrap=n_bootstrap, ci=ci, seed=seed,
+            degenerate_alpha=degenerate_alpha, show_progress=show_progress, cluster=cluster)
+    with _blas_threads(1):  # small dense algebra: extra BLAS threads only contend
+        return _bradley_terry_dense(
+            comparisons, (li, ri, oc, w), component, cluster_ids, n_clusters,
+            ties=ties, alpha=alpha, n_bootstrap=n_bootstrap, ci=ci, seed=seed,
+            degenerate_alpha=degenerate_alpha, show_progress=show_progress, cluster=cluster)
+
+
+_BLAS: list[Any] = []
+
+
+def _blas_threads(limit: int) -> Any:
+    """A context limiting the BLAS thread pools (one threadpoolctl controller, made on
+    first use: limiting through it costs microseconds)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=limit, user_api="blas")
+
+
+def _bradley_terry_dense(
+    comparisons: Comparisons, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    component: np.ndarray, cluster_ids: np.ndarray, n_clusters: int, *, ties: Any,
+    alpha: float, n_bootstrap: int, ci: float, seed: int | None, degenerate_alpha: float,
+    show_progress: bool, cluster: Any,
+) -> BTResult:
+    """:func:`bradley_terry` with ``n × n`` count, information and covariance matrices."""
+    li, ri, oc, w = arrays
+    n = comparisons.n_items
     wins, tie_m = count_matrices(n, li, ri, oc, w)
     if ties == "davidson" and alpha == 0 and tie_m.sum() > 0 and wins.sum() == 0:
         raise NotIdentifiableError(
@@ -306,7 +345,7 @@ def bradley_terry(
             "and no item is ranked above another (use ties='half', or alpha > 0)")
     theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
     if not converged:
-        _warn_unconverged(conv_msg)
+        _warn_unconverged(conv_msg, stacklevel=4)
 
     total_w = float(w.sum())
     tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
@@ -346,9 +385,11 @@ def bradley_terry(
 
 def _item_counts(wins: np.ndarray, tie_m: np.ndarray) -> dict[str, Any]:
     """Per item: comparisons, wins, losses, ties (always counted) and the raw win rates."""
-    n_wins = wins.sum(axis=1)
-    n_losses = wins.sum(axis=0)
-    n_ties = tie_m.sum(axis=1)
+    return _item_rates(wins.sum(axis=1), wins.sum(axis=0), tie_m.sum(axis=1))
+
+
+def _item_rates(n_wins: np.ndarray, n_losses: np.ndarray, n_ties: np.ndarray
+                ) -> dict[str, Any]:
     n_comp = n_wins + n_losses + n_ties
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = np.where(n_comp > 0, n_wins / n_comp, np.nan)
@@ -380,10 +421,10 @@ def _covariance(
     the fitted model's Wald covariance, or — when comparisons are clustered by rater or
     prompt — the cluster-robust sandwich with Student's t on G − 1 degrees of freedom
     (:mod:`~creagraph.judgments.uncertainty`)."""
-    from scipy import stats
+    from scipy.special import ndtri, stdtrit  # the quantiles of scipy.stats.norm / t
 
     li, ri, oc, w = arrays
-    z = float(stats.norm.ppf(0.5 + ci / 2.0))
+    z = float(ndtri(0.5 + ci / 2.0))
     cov = model_covariance(theta, nu, li, ri, oc, w, ties, alpha)
     method = "wald" if ties != "half" else "wald (robust to half-ties)"
     if cluster == "comparison":
@@ -393,10 +434,10 @@ def _covariance(
         warnings.warn(
             f"only {g} {cluster}(s): too few clusters for a cluster-robust interval; the "
             "intervals assume independent comparisons and are too narrow if the "
-            f"{cluster}s differ", DegenerateClustersWarning, stacklevel=4,
+            f"{cluster}s differ", DegenerateClustersWarning, stacklevel=5,
         )
         return cov, z, f"{method} (too few {cluster}s: {g})"
-    return cov_c, float(stats.t.ppf(0.5 + ci / 2.0, g - 1)), (
+    return cov_c, float(stdtrit(g - 1, 0.5 + ci / 2.0)), (
         f"cluster-robust t ({g} {cluster}s, {g - 1} df)")
 
 
@@ -546,8 +587,143 @@ def _bootstrap(
         _warn_unconverged(
             f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
             f"(solver for ties={ties!r})",
-            stacklevel=4,
+            stacklevel=5,
         )
+    return boot, n_degenerate, n_unconverged
+
+
+def _sparse_fit(e: Any, policy: str, alpha: float, items: Sequence[str] | None
+                ) -> tuple[np.ndarray, float | None, bool, str]:
+    """:func:`_fit` on pair counts (:mod:`~creagraph.judgments.sparse_bt`)."""
+    from creagraph.judgments import sparse_bt
+
+    items = list(items) if items is not None else None
+    if policy == "exclude":
+        theta, ok, detail = sparse_bt.bt_fit(e, e.a, e.b, alpha, items)
+        return theta, None, ok, detail
+    if policy == "half":
+        theta, ok, detail = sparse_bt.bt_fit(e, e.a + e.t / 2, e.b + e.t / 2, alpha, items)
+        return theta, None, ok, detail
+    return sparse_bt.davidson_fit(e, alpha, items)
+
+
+def _bradley_terry_sparse(
+    comparisons: Comparisons, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    component: np.ndarray, cluster_ids: np.ndarray, n_clusters: int, *, ties: str,
+    alpha: float, n_bootstrap: int, ci: float, seed: int | None, degenerate_alpha: float,
+    show_progress: bool, cluster: str,
+) -> BTResult:
+    """:func:`bradley_terry` above :data:`~creagraph.judgments.sparse_bt.SPARSE_ITEMS`
+    items: the same estimates, intervals and ranks from pair counts, without ``n × n``
+    matrices; ``covariance`` is None and ``rank_probabilities`` keeps only its first
+    column (P(rank 1))."""
+    from scipy.special import ndtri, stdtrit  # the quantiles of scipy.stats.norm / t
+
+    from creagraph.judgments import sparse_bt
+
+    li, ri, oc, w = arrays
+    n = comparisons.n_items
+    e = sparse_bt.edge_counts(n, li, ri, oc, w)
+    if ties == "davidson" and alpha == 0 and e.t.sum() > 0 and e.a.sum() + e.b.sum() == 0:
+        raise NotIdentifiableError(
+            "every comparison is a tie: the Davidson tie parameter has no finite estimate "
+            "and no item is ranked above another (use ties='half', or alpha > 0)")
+    theta, nu, converged, conv_msg = _sparse_fit(e, ties, alpha, comparisons.items)
+    if not converged:
+        _warn_unconverged(conv_msg, stacklevel=4)
+    total_w = float(w.sum())
+    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+    z = float(ndtri(0.5 + ci / 2.0))
+    clustered = cluster != "comparison"
+    op, g = sparse_bt.covariance_operator(theta, nu, e, arrays, ties, alpha,
+                                          cluster_ids if clustered else None, clustered)
+    crit, method = z, "wald" if ties != "half" else "wald (robust to half-ties)"
+    if clustered:
+        if g < MIN_CLUSTERS:
+            warnings.warn(
+                f"only {g} {cluster}(s): too few clusters for a cluster-robust interval; the "
+                "intervals assume independent comparisons and are too narrow if the "
+                f"{cluster}s differ", DegenerateClustersWarning, stacklevel=4)
+            op, _ = sparse_bt.covariance_operator(theta, nu, e, arrays, ties, alpha, None,
+                                                  False)
+            method = f"{method} (too few {cluster}s: {g})"
+        else:
+            crit = float(stdtrit(g - 1, 0.5 + ci / 2.0))
+            method = f"cluster-robust t ({g} {cluster}s, {g - 1} df)"
+    var = sparse_bt.variances(op)
+    se = np.sqrt(np.clip(var, 0.0, None))
+    rng = np.random.default_rng(seed)
+    boot: np.ndarray | None = None
+    n_degenerate = n_unconverged = 0
+    if n_bootstrap > 0:
+        boot, n_degenerate, n_unconverged = _sparse_bootstrap(
+            comparisons, arrays, cluster_ids, rng, n_bootstrap, ties, alpha,
+            degenerate_alpha, show_progress)
+    if boot is not None and method.startswith("wald"):
+        ci_low = np.quantile(boot, (1 - ci) / 2.0, axis=0)
+        ci_high = np.quantile(boot, 1 - (1 - ci) / 2.0, axis=0)
+        method = "bootstrap percentile"
+    else:
+        ci_low, ci_high = theta - crit * se, theta + crit * se
+    if boot is not None:
+        first = np.bincount(np.argmax(boot, axis=1), minlength=n) / boot.shape[0]
+    else:
+        first = sparse_bt.p_rank_1(theta, op, rng)
+    best, worst = sparse_bt.significance_ranks(theta, op, var, crit)
+    sd = float(theta.std())
+    strength = np.exp(theta - theta.max())
+    centre = float(theta.mean())
+    return BTResult(
+        items=list(comparisons.items), theta=theta, strength=strength / strength.sum(),
+        standardized=(theta - theta.mean()) / sd if sd > 0 else np.zeros(n),
+        elo=elo_scale(theta), expected_win_rate=sparse_bt.expected_win_rate(theta),
+        rank=_ranks(theta), se=se, ci_low=ci_low, ci_high=ci_high, tier=best,
+        rank_best=best, rank_worst=worst, interval_method=method,
+        rank_probabilities=first[:, None], covariance=None,
+        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
+        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
+        **_item_rates(*e.item_counts()), tie_rate=tie_rate, tie_policy=ties, alpha=alpha,
+        ci_level=ci, nu=nu, n_bootstrap=n_bootstrap, n_degenerate_resamples=n_degenerate,
+        bootstrap_theta=boot, bootstrap_cluster=cluster,
+        n_clusters=n_clusters if (n_bootstrap > 0 or clustered) else 0,
+        converged=converged, convergence_message=conv_msg,
+        n_unconverged_resamples=n_unconverged, component=component,
+    )
+
+
+def _sparse_bootstrap(
+    comparisons: Comparisons, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    cluster_ids: np.ndarray, rng: np.random.Generator, n_bootstrap: int, ties: str,
+    alpha: float, degenerate_alpha: float, show_progress: bool,
+) -> tuple[np.ndarray, int, int]:
+    """:func:`_bootstrap` with sparse refits."""
+    from creagraph.judgments.sparse_bt import edge_counts
+
+    li, ri, oc, w = arrays
+    n = comparisons.n_items
+    n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
+    boot = np.empty((n_bootstrap, n))
+    n_degenerate = n_unconverged = 0
+    draws: Iterable[int] = range(n_bootstrap)
+    if show_progress:
+        from creagraph.core.progress import progress
+
+        draws = progress(draws, total=n_bootstrap, desc="bootstrap")
+    for b in draws:
+        counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
+                             minlength=n_clusters)
+        e = edge_counts(n, li, ri, oc, w * counts[cluster_ids])
+        try:
+            fit = _sparse_fit(e, ties, alpha, comparisons.items)
+        except NotIdentifiableError:
+            n_degenerate += 1
+            fit = _sparse_fit(e, ties, max(alpha, degenerate_alpha), comparisons.items)
+        boot[b] = fit[0] - fit[0].mean()
+        n_unconverged += not fit[2]
+    if n_unconverged:
+        _warn_unconverged(
+            f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
+            f"(solver for ties={ties!r})", stacklevel=5)
     return boot, n_degenerate, n_unconverged
 
 
