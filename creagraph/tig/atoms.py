@@ -142,6 +142,118 @@ _POSTURE_VERBS = _wordset(
     """
 )
 
+#: Base forms of posture verbs that, right after a content word, end a noun compound
+#: ("phone stand", "arm rest", "pot cover") rather than start a verb phrase.
+_POSTURE_NOUNS = _wordset("stand rest cover hold fill float")
+
+#: Determiners and quantifiers the stopword list lacks: they delimit phrases ("Both the …",
+#: "all of them") and never begin an atom.
+_EXTRA_DELIMITERS = _wordset("both all own same other others whose")
+
+#: Generic modifiers of a short answer ("makeshift projector screen", "miniature
+#: catapult", "emergency zipper pull"): stripped from the front of a phrase, so that
+#: phrases meet on their idea, not on the modifier (issue 27: modifier clusters).
+_GENERIC_MODIFIERS = _wordset(
+    """
+    makeshift improvised improvized temporary emergency homemade home-made diy quick easy
+    simple basic cheap portable decorative creative unique unusual surprising fun cute
+    nice great good perfect special mini miniature tiny small little fancy handy practical
+    useful clever custom personalized personalised
+    two three four five six seven eight nine ten eleven twelve hundred thousand million
+    first second third
+    """
+)
+
+#: Adjectives that, alone, are no idea ("inseparable", "special", "impossible"): a phrase
+#: of one such word is dropped when the idea has others (with the suffix rule of
+#: :func:`_is_adjective`).
+_ADJECTIVES = _wordset(
+    """
+    good great best better bad worse worst big bigger biggest small smaller large larger
+    little new old young long short high low important different popular possible
+    impossible real true simple easy hard difficult strong weak beautiful happy sad funny
+    interesting perfect nice cool warm hot quiet loud fast slow rich poor full empty free
+    safe clear deep wide ripe elegant noble subjective objective tough unique common rare
+    classic favorite favourite famous personal general specific single double entire whole
+    main certain sure able likely unlikely various numerous optimistic pessimistic romantic
+    dramatic typical ideal final original natural social cultural historical political
+    actual basic major minor early late recent modern ancient fresh wild brave loyal
+    curious clever smart wise silly strange weird odd quaint cozy cosy charming lovely
+    adorable gentle shy proud fun fine okay ok great huge tiny giant enormous massive
+    vast endless countless inseparable unforgettable incredible amazing wonderful
+    fantastic terrible horrible awful scary creepy cute pretty ugly crazy busy lazy
+    ready unable willing eager fond afraid alone alive asleep awake aware glad
+    """
+)
+_ADJECTIVE_SUFFIXES = ("ous", "ful", "less", "able", "ible", "ive", "ical")
+#: Nouns with those endings (and a few more) that are ideas, not adjectives.
+_NOT_ADJECTIVES = _wordset(
+    """
+    table tables cable cables vegetable vegetables stable stables fable fables bible
+    timetable turntable constable syllable parable olive olives hive hives drive drives
+    archive archives detective detectives native natives relative relatives motive
+    motives objective objectives executive executives representative alternative
+    adhesive explosive explosives preservative additive incentive initiative perspective
+    locomotive captive handful spoonful mouthful cupful armful bowlful fish dish wish
+    radish polish relish parish english spanish
+    """
+)
+
+#: Irregular past forms and unambiguous verbs: never an atom on their own, never the
+#: tail of one ("Andrew Wiles won", "the mushroom go", "I told").
+_VERBS = _wordset(
+    """
+    go goes went gone come comes came say says said tell tells told know knows knew known
+    think thinks thought want wants wanted seem become becomes became give gives gave
+    given take takes took taken find finds found keep keeps kept try tries tried ask asks
+    asked feel feels felt leave leaves left hear hears heard happen happens happened
+    believe believes include includes included depend depends vary varies won win wins
+    sat stood ran grew fell led met meant decide decides decided
+    recommend recommends call calls called let lets wonders begin begins began begun bring brings
+    brought buy buys bought choose chooses chose chosen speak speaks spoke spoken wake
+    woke break breaks broke broken rode drove hide hid hung lit
+    shook sang swam wore tore threw thrown drew drawn flew flown wrote written seen
+    would could should might must needed loved enjoy enjoys enjoyed hoped decide
+    continue continues continued remember remembers
+    remembered realize realizes realized realise realises realised
+    """
+)
+
+#: Generic nouns that, alone, carry no idea ("time", "world", "life", "people"); inside a
+#: phrase they stay ("time capsule", "world map").
+_GENERIC_NOUNS = _wordset(
+    """
+    time times day days year years moment moments world life lives place places people
+    person everyone everybody anyone anybody part parts number result results situation
+    question answer example examples reason reasons fact facts case cases point points
+    end side others bit
+    """
+)
+
+#: Words after which a trailing ``-ing`` word is a verb taking an object or a complement
+#: ("moving a steel ball", "exploring the woods", "coursing through my veins").
+_VERB_CONTEXT = _wordset(
+    """
+    a an the this that these those my your his her its our their some any every each no
+    me him us them it you
+    to in into on onto at by with from through across along around over under toward
+    towards against about for of up down out off away back
+    """
+)
+_PLACE_PREPOSITIONS = _wordset("on in at under over beside near above below against atop")
+_ING_NOUNS = _wordset(
+    """
+    building buildings painting paintings ceiling ceilings wedding weddings morning
+    mornings evening evenings spring springs string strings clothing ending endings
+    beginning beginnings feeling feelings meaning meanings setting settings sibling
+    siblings pudding lightning bedding frosting icing stuffing seasoning dressing filling
+    fillings stocking stockings offering gathering meeting meetings drawing drawings
+    carving carvings coating lining railing railings fencing siding flooring roofing
+    plumbing wiring lighting heating housing ring rings king kings wing wings thing things
+    sing swing swings sling slings awning awnings being beings darling earring earrings
+    """
+)
+
 _SETTING_CUES = _wordset(
     "in inside within at on under beneath underneath among amongst amid amidst across "
     "through throughout over atop along around near"
@@ -278,7 +390,8 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     phrases = _perspective_phrases(idea, taken)
     tokens = [m for m in _WORD.finditer(idea) if not taken[m.start()]]
     runs, run_cues = _content_runs(idea, tokens, taken)
-    for run, cue in zip(runs, run_cues, strict=True):
+    for whole_run, cue in zip(runs, run_cues, strict=True):
+        run = whole_run if cue == "perspective" else _trim_run(idea, whole_run)
         start, end = run[0].start(), run[-1].end()
         words = [m.group(0).casefold() for m in run]
         if cue is None and _has_mechanism_verb(words):
@@ -287,11 +400,97 @@ def chunk_phrases(idea: str) -> list[Phrase]:
 
     phrases.sort(key=lambda p: p.start)
     phrases = _unique_phrases(phrases)
+    content = [p for p in phrases if not _is_bare_word(idea, p)]
+    if content:
+        phrases = content
     linking = [p for p in phrases
                if all(w.casefold() in _POSTURE_VERBS for w in _WORD.findall(p.text))]
     if len(linking) < len(phrases):
         phrases = [p for p in phrases if p not in linking]
     return phrases
+
+
+def _fold(word: str) -> str:
+    return word.casefold().replace("’", "'")
+
+
+_LY_NOUNS = _wordset(
+    "family lily butterfly dragonfly firefly jelly belly holly bully ally supply assembly "
+    "july rally anomaly monopoly reply italy fly jolly folly gully melancholy")
+_FOLLOWING = re.compile(r"\s*([^\W\d_][\w'’-]*)")
+
+
+def _is_adverb(word: str) -> bool:
+    return len(word) > 4 and word.endswith("ly") and word not in _LY_NOUNS
+
+
+def _is_adjective(word: str) -> bool:
+    if word in _ADJECTIVES:
+        return True
+    return word not in _NOT_ADJECTIVES and any(
+        word.endswith(suffix) and len(word) >= len(suffix) + 3
+        for suffix in _ADJECTIVE_SUFFIXES)
+
+
+def _is_participle(word: str) -> bool:
+    """A past participle by its ending ("nestled", "adjusted"; not "speed", "bed")."""
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
+
+
+def _is_verbal_ing(word: str, following: str | None) -> bool:
+    """An ``-ing`` word used as a verb: followed by an object or a complement."""
+    return (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS
+            and following in _VERB_CONTEXT)
+
+
+def _next_word(idea: str, end: int) -> str | None:
+    """The word right after ``end`` in ``idea`` (None at a punctuation boundary or the end)."""
+    found = _FOLLOWING.match(idea, end)
+    if found is None or _BOUNDARY.search(idea[end : found.start(1)]):
+        return None
+    return _fold(found.group(1))
+
+
+def _trim_run(idea: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
+    """A content run without its non-content edges (issue 27: ideas, not fragments).
+
+    From the front: generic modifiers ("makeshift", "miniature", "two") and adverbs;
+    from the back: adverbs and verbs ("Andrew Wiles won", "small village surrounded",
+    "toy moving [a steel ball]", "individual dogs vary greatly"). One word always stays.
+    """
+    words = [_fold(t.group(0)) for t in run]
+    start, end = 0, len(run)
+    while end - start > 1 and (words[start] in _GENERIC_MODIFIERS
+                               or words[start] in _EXTRA_DELIMITERS
+                               or _is_adverb(words[start])):
+        start += 1
+    while end - start > 1:
+        last = words[end - 1]
+        following = words[end] if end < len(run) else _next_word(idea, run[-1].end())
+        if (_is_adverb(last) or last in _VERBS or _is_participle(last)
+                or _is_verbal_ing(last, following)
+                or ((last in _POSTURE_NOUNS or last == "set")
+                    and following in _PLACE_PREPOSITIONS)):
+            end -= 1
+        else:
+            break
+    return run[start:end]
+
+
+def _is_bare_word(idea: str, phrase: Phrase) -> bool:
+    """A one-word phrase that is no idea on its own: a verb form, an adjective, an adverb,
+    a generic noun or modifier ("inseparable", "called", "knowing [more]", "time").
+    Purpose and perspective phrases are never bare (a visual brief's "calm")."""
+    words = _WORD.findall(phrase.text)
+    if len(words) != 1 or phrase.cue in ("purpose", "perspective"):
+        return False
+    word = _fold(words[0])
+    following = _next_word(idea, phrase.end)
+    if word.endswith("ing") and len(word) > 4 and word not in _ING_NOUNS:
+        return following not in (None, "and", "or")
+    return (word in _VERBS or word in _GENERIC_NOUNS or word in _GENERIC_MODIFIERS
+            or word in _EXTRA_DELIMITERS or _is_adjective(word) or _is_adverb(word)
+            or _is_participle(word))
 
 
 def _perspective_phrases(idea: str, taken: list[bool]) -> list[Phrase]:
@@ -336,7 +535,7 @@ class _Runs:
         elif word in _PURPOSE_CUE_WORDS:
             self.close()
             self.pending_cue = "purpose"
-        elif word in _FILLER_WORDS:
+        elif word in _FILLER_WORDS or word in _EXTRA_DELIMITERS:
             self.close()
         elif word in _STOPWORDS:
             if (self.current and not self.joined and word in _JOINERS
@@ -347,7 +546,8 @@ class _Runs:
             self.close()
             if word in _SETTING_CUES:
                 self.pending_cue = "setting"
-        elif word in _POSTURE_VERBS:
+        elif word in _POSTURE_VERBS and not (
+                word in _POSTURE_NOUNS and self.current and not self.joined):
             self.close()
             self.current.append(token)
         else:
