@@ -74,6 +74,7 @@ __all__ = [
     "atom_form",
     "is_grounded",
     "chunk_phrases",
+    "short_answer_idea",
     "assign_types",
     "OfflineExtractor",
     "PreExtractedAtoms",
@@ -148,7 +149,7 @@ _POSTURE_NOUNS = _wordset("stand rest cover hold fill float")
 
 #: Determiners and quantifiers the stopword list lacks: they delimit phrases ("Both the …",
 #: "all of them") and never begin an atom.
-_EXTRA_DELIMITERS = _wordset("both all own same other others whose")
+_EXTRA_DELIMITERS = _wordset("both all own same other others whose since ago ever")
 
 #: Generic modifiers of a short answer ("makeshift projector screen", "miniature
 #: catapult", "emergency zipper pull"): stripped from the front of a phrase, so that
@@ -163,6 +164,9 @@ _GENERIC_MODIFIERS = _wordset(
     first second third
     """
 )
+
+_NUMBER_WORDS = _wordset(
+    "two three four five six seven eight nine ten eleven twelve hundred thousand million")
 
 #: Adjectives that, alone, are no idea ("inseparable", "special", "impossible"): a phrase
 #: of one such word is dropped when the idea has others (with the suffix rule of
@@ -371,6 +375,12 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     one. Phrases are never split into single words to reach a count: ``"George
     Washington!"`` gives one atom, ``George Washington``.
 
+    An atom is a content phrase (issue 27): generic modifiers ("makeshift", "miniature")
+    and adverbs are trimmed from a phrase's front, adverbs and verbs ("Andrew Wiles
+    *won*", "a village *surrounded*", "a toy *moving* [a ball]") from its back, and a
+    phrase of one word that is a verb form, an adjective, an adverb or a generic noun
+    ("inseparable", "called", "time") is dropped when the idea has other phrases.
+
     Parameters
     ----------
     idea : str
@@ -384,7 +394,9 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     Examples
     --------
     >>> [(p.text, p.cue) for p in chunk_phrases("A fox seen from above, sleeping in snow.")]
-    [('fox', None), ('seen from above', 'perspective'), ('sleeping', None), ('snow', 'setting')]
+    [('fox', None), ('seen from above', 'perspective'), ('snow', 'setting')]
+    >>> [p.text for p in chunk_phrases("Emma and Max were inseparable, exploring the woods.")]
+    ['Emma', 'Max', 'woods']
     """
     taken = [False] * len(idea)
     phrases = _perspective_phrases(idea, taken)
@@ -546,6 +558,9 @@ class _Runs:
             self.close()
             if word in _SETTING_CUES:
                 self.pending_cue = "setting"
+        elif word in _NUMBER_WORDS and self.current:
+            self.close()  # "the local shelter | three years ago": a count starts a phrase
+            self.current.append(token)
         elif word in _POSTURE_VERBS and not (
                 word in _POSTURE_NOUNS and self.current and not self.joined):
             self.close()
@@ -646,6 +661,82 @@ def assign_types(
     return scores.argmax(axis=1) if n else np.zeros(0, dtype=int), scores
 
 
+#: One-word heads that name no use on their own ("Tool for aerating soil", "Surface for
+#: sharpening knives"): a use answer's idea is then its next phrase.
+_GENERIC_USE_HEADS = _wordset(
+    """
+    tool tools device devices component components material materials element elements
+    object objects item items accessory accessories substitute replacement alternative
+    aid aids craft crafts project projects piece pieces surface base way method means
+    """
+)
+
+#: Words of a consequence answer kept as its one idea (the first clause, at most).
+_MAX_CONSEQUENCE_WORDS = 10
+
+
+def short_answer_idea(idea: str, kind: str, brief: str = "") -> Phrase | None:
+    """The one idea of a short answer (SPEC §4.10: uses, consequences, instances), a
+    verbatim span of ``idea`` with cue ``"idea"``; ``None`` for the other kinds or an
+    answer without a content phrase.
+
+    A use or an instance is its first content phrase that does not merely restate the
+    brief ("Doorstop for heavy doors" → "Doorstop"; "Makeshift compass needle when
+    magnetized" → "compass needle"): the use or the thing named, without what follows
+    it; a head that is only a generic word ("tool", "surface") gives way to the next
+    phrase. A consequence is its first clause from its first to its last content phrase (at
+    most ten words): the outcome as a whole.
+
+    Examples
+    --------
+    >>> short_answer_idea("Makeshift compass needle when magnetized", "use").text
+    'compass needle'
+    >>> short_answer_idea("Brick wall art for the garden", "use", "uses for a brick").text
+    'Brick wall art'
+    >>> short_answer_idea("Tool for aerating compacted soil", "use").text
+    'aerating compacted soil'
+    >>> short_answer_idea("Everyone would have more free time, so ...", "consequence").text
+    'free time'
+    >>> short_answer_idea("A fern in a jar", "visual") is None
+    True
+    """
+    from creagraph.tig.brief import brief_terms, is_from_brief
+
+    if kind not in ("use", "instance", "consequence"):
+        return None
+    phrases = chunk_phrases(idea_head(idea))
+    if not phrases:
+        return None
+    if kind == "consequence":
+        clause_end = _BOUNDARY.search(idea, phrases[0].end)
+        limit = clause_end.start() if clause_end else len(idea)
+        inside = [p for p in phrases if p.end <= limit] or phrases[:1]
+        start = inside[0].start
+        end = inside[-1].end
+        words = list(_WORD.finditer(idea, start, end))
+        if len(words) > _MAX_CONSEQUENCE_WORDS:
+            end = words[_MAX_CONSEQUENCE_WORDS - 1].end()
+        return Phrase(idea[start:end], start, end, "idea")
+    terms = brief_terms(brief, instructions=True)
+    candidates = [p for p in phrases if not is_from_brief(p.text, terms)] or phrases[:1]
+    head = next((p for p in candidates if _fold(p.text) not in _GENERIC_USE_HEADS),
+                candidates[0])
+    return Phrase(head.text, head.start, head.end, "idea")
+
+
+def _idea_phrases(response: Response) -> list[Phrase]:
+    """The phrases the offline extractor types: a short answer's one idea, else the
+    Core Idea's phrases."""
+    from creagraph.tig.brief import task_kind
+
+    try:
+        kind = task_kind(response.brief, response.family, response.kind)
+    except ValueError:
+        kind = "open"
+    one = short_answer_idea(response.core_idea, kind, response.brief)
+    return [one] if one is not None else chunk_phrases(idea_head(response.core_idea))
+
+
 class OfflineExtractor:
     """Atoms without an LLM: :func:`chunk_phrases`, then :func:`assign_types`.
 
@@ -729,7 +820,7 @@ class OfflineExtractor:
         return bias
 
     def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        chunked = [chunk_phrases(idea_head(r.core_idea)) for r in responses]
+        chunked = [_idea_phrases(r) for r in responses]
         forms = sorted({atom_form(p.text) for phrases in chunked for p in phrases})
         index = {form: i for i, form in enumerate(forms)}
         vectors = (
@@ -740,6 +831,10 @@ class OfflineExtractor:
         for phrases in chunked:
             if not phrases:
                 result.append([])
+                continue
+            if len(phrases) == 1 and phrases[0].cue == "idea":
+                # a short answer's one idea (SPEC §4.10): it carries the answer
+                result.append([Atom("carrier", phrases[0].text)])
                 continue
             rows = vectors[[index[atom_form(p.text)] for p in phrases]]
             cues = [p.cue for p in phrases]
