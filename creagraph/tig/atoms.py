@@ -218,7 +218,8 @@ _VERBS = _wordset(
     woke break breaks broke broken rode drove hide hid hung lit
     shook sang swam wore tore threw thrown drew drawn flew flown wrote written seen
     would could should might must needed loved enjoy enjoys enjoyed hoped decide
-    continue continues continued remember remembers
+    continue continues continued remember remembers named arrive arrives coming going
+    doing having
     remembered realize realizes realized realise realises realised
     """
 )
@@ -230,7 +231,7 @@ _GENERIC_NOUNS = _wordset(
     time times day days year years moment moments world life lives place places people
     person everyone everybody anyone anybody part parts number result results situation
     question answer example examples reason reasons fact facts case cases point points
-    end side others bit
+    end side others bit name names man men woman women guy guys
     """
 )
 
@@ -474,6 +475,7 @@ def _trim_run(idea: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
     start, end = 0, len(run)
     while end - start > 1 and (words[start] in _GENERIC_MODIFIERS
                                or words[start] in _EXTRA_DELIMITERS
+                               or words[start] in _VERBS
                                or _is_adverb(words[start])):
         start += 1
     while end - start > 1:
@@ -487,6 +489,13 @@ def _trim_run(idea: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
         else:
             break
     return run[start:end]
+
+
+def _is_noun_like(word: str) -> bool:
+    """Not an ``-ing`` form, adjective, modifier or adverb: a participle after it is a verb
+    ("Alice walked"), not an adjective ("aerating compacted soil", "old weathered boat")."""
+    return not (word.endswith("ing") or _is_adjective(word) or _is_adverb(word)
+                or word in _GENERIC_MODIFIERS or _is_participle(word))
 
 
 def _is_bare_word(idea: str, phrase: Phrase) -> bool:
@@ -558,6 +567,13 @@ class _Runs:
             self.close()
             if word in _SETTING_CUES:
                 self.pending_cue = "setting"
+        elif self.current and not self.joined and "-" not in word and (
+                word in _VERBS or (_is_participle(word)
+                                   and _is_noun_like(_fold(self.current[-1].group(0))))):
+            # a verb after content words ends a phrase ("salt spray | stung her face",
+            # "Alice and Bob | walked hand-in-hand"): it starts a verb phrase of its own
+            self.close()
+            self.current.append(token)
         elif word in _NUMBER_WORDS and self.current:
             self.close()  # "the local shelter | three years ago": a count starts a phrase
             self.current.append(token)
