@@ -75,6 +75,7 @@ __all__ = [
     "is_grounded",
     "chunk_phrases",
     "short_answer_idea",
+    "modifies_a_brief_term",
     "assign_types",
     "OfflineExtractor",
     "PreExtractedAtoms",
@@ -210,7 +211,7 @@ _VERBS = _wordset(
     go goes went gone come comes came say says said tell tells told know knows knew known
     think thinks thought want wants wanted seem become becomes became give gives gave
     given take takes took taken find finds found keep keeps kept try tries tried ask asks
-    asked feel feels felt leave leaves left hear hears heard happen happens happened
+    asked feel feels felt leave hear hears heard happen happens happened
     believe believes include includes included depend depends vary varies won win wins
     sat stood ran grew fell led met meant decide decides decided
     recommend recommends call calls called let lets wonders begin begins began begun bring brings
@@ -219,7 +220,8 @@ _VERBS = _wordset(
     shook sang swam wore tore threw thrown drew drawn flew flown wrote written seen
     would could should might must needed loved enjoy enjoys enjoyed hoped decide
     continue continues continued remember remembers named arrive arrives coming going
-    doing having
+    doing having stung struck swung clung flung sprang sprung spun dug fled slid slept
+    swept wept crept knelt leapt spent sent caught taught sought fought
     remembered realize realizes realized realise realises realised
     """
 )
@@ -242,7 +244,8 @@ _VERB_CONTEXT = _wordset(
     a an the this that these those my your his her its our their some any every each no
     me him us them it you
     to in into on onto at by with from through across along around over under toward
-    towards against about for of up down out off away back
+    towards against about for of up down out off away back inside within beneath behind
+    beside near above below atop among between
     """
 )
 _PLACE_PREPOSITIONS = _wordset("on in at under over beside near above below against atop")
@@ -404,7 +407,7 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     tokens = [m for m in _WORD.finditer(idea) if not taken[m.start()]]
     runs, run_cues = _content_runs(idea, tokens, taken)
     for whole_run, cue in zip(runs, run_cues, strict=True):
-        run = whole_run if cue == "perspective" else _trim_run(idea, whole_run)
+        run = whole_run if cue in ("purpose", "perspective") else _trim_run(idea, whole_run)
         start, end = run[0].start(), run[-1].end()
         words = [m.group(0).casefold() for m in run]
         if cue is None and _has_mechanism_verb(words):
@@ -496,6 +499,31 @@ def _is_noun_like(word: str) -> bool:
     ("Alice walked"), not an adjective ("aerating compacted soil", "old weathered boat")."""
     return not (word.endswith("ing") or _is_adjective(word) or _is_adverb(word)
                 or word in _GENERIC_MODIFIERS or _is_participle(word))
+
+
+_AGE = re.compile(r"(?:\d+|[a-z]+)-years?-old")
+
+
+def modifies_a_brief_term(form: str, terms: frozenset[str] | set[str]) -> bool:
+    """True when ``form`` is a brief term with only modifiers before it ("young girl",
+    "mischievous girl", "ten-year-old boy" for "a girl and her dog"): it restates the
+    brief as much as the bare term does (SPEC §4.9; issue 27: anchors never restate the
+    brief). ``terms`` are :func:`creagraph.tig.brief.brief_terms` stems.
+
+    Examples
+    --------
+    >>> terms = frozenset({"girl", "dog"})
+    >>> modifies_a_brief_term("young girl", terms), modifies_a_brief_term("girl scout", terms)
+    (True, False)
+    """
+    from creagraph.tig.brief import word_stem
+
+    words = [_fold(w) for w in _WORD.findall(form)]
+    if len(words) < 2 or word_stem(words[-1]) not in terms:
+        return False
+    return all(_is_adjective(w) or w in _GENERIC_MODIFIERS or w in _NUMBER_WORDS
+               or w in _STOPWORDS or _AGE.fullmatch(w) or _is_adverb(w)
+               for w in words[:-1])
 
 
 def _is_bare_word(idea: str, phrase: Phrase) -> bool:

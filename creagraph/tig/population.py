@@ -261,9 +261,11 @@ def build_atom_table(
 
     Each form takes its most frequent type in the task (one type per canonical form), and
     atoms restating the brief (:func:`creagraph.tig.brief.is_from_brief` against the terms
-    of each response's brief, plus ``concept`` when given) are marked in
+    of each response's brief, plus ``concept`` when given, or a brief term with only
+    modifiers before it, :func:`creagraph.tig.atoms.modifies_a_brief_term`) are marked in
     ``atom_from_brief``; populations leave them out (SPEC §4.9).
     """
+    from creagraph.tig.atoms import modifies_a_brief_term
     from creagraph.tig.brief import brief_terms, is_from_brief
 
     if len(responses) != len(atoms):
@@ -295,7 +297,7 @@ def build_atom_table(
         terms = terms_of.get(brief)
         if terms is None:
             terms = terms_of[brief] = brief_terms(brief, concept, instructions=True)
-        from_brief[i] = is_from_brief(form, terms)
+        from_brief[i] = is_from_brief(form, terms) or modifies_a_brief_term(form, terms)
     return AtomTable(
         task_id=task_id,
         responses=responses,
