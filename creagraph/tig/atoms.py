@@ -222,6 +222,8 @@ _VERBS = _wordset(
     continue continues continued remember remembers named arrive arrives coming going
     doing having stung struck swung clung flung sprang sprung spun dug fled slid slept
     swept wept crept knelt leapt spent sent caught taught sought fought
+    returns travels helps help moves meets learns discovers starts works lives plans
+    inherits reunites agrees teaches falls
     remembered realize realizes realized realise realises realised
     """
 )
@@ -467,6 +469,18 @@ def _next_word(idea: str, end: int) -> str | None:
     return _fold(found.group(1))
 
 
+_SUBJECT_PRONOUNS = _wordset("i you he she we they who")
+_PRECEDING = re.compile(r"([^\W\d_][\w'’-]*)\s*$")
+
+
+def _previous_word(idea: str, start: int) -> str | None:
+    """The word right before ``start`` (None after a punctuation boundary or at the start)."""
+    found = _PRECEDING.search(idea, 0, start)
+    if found is None or _BOUNDARY.search(idea[found.end(1) : start]):
+        return None
+    return _fold(found.group(1))
+
+
 def _trim_run(idea: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
     """A content run without its non-content edges (issue 27: ideas, not fragments).
 
@@ -534,6 +548,8 @@ def _is_bare_word(idea: str, phrase: Phrase) -> bool:
     if len(words) != 1 or phrase.cue in ("purpose", "perspective"):
         return False
     word = _fold(words[0])
+    if _previous_word(idea, phrase.start) in _SUBJECT_PRONOUNS:
+        return True  # "she *returns*", "who *travels*": a verb
     following = _next_word(idea, phrase.end)
     if word.endswith("ing") and len(word) > 4 and word not in _ING_NOUNS:
         return following not in (None, "and", "or")
