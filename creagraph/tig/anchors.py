@@ -157,8 +157,8 @@ DEFAULT_LABEL_SIMILARITY = 0.6
 
 def anchor_labels(population: Population, cluster_index: int, *,
                   label_similarity: float = DEFAULT_LABEL_SIMILARITY) -> tuple[str, ...]:
-    """The labels an anchor names: the cluster's labels (most frequent first) that are
-    within ``label_similarity`` of its most frequent one.
+    """The labels an anchor names: the cluster's most frequent label and the other labels
+    (most frequent first) within ``label_similarity`` of it.
 
     A Leiden cluster on the similarity graph can chain several ideas ("solar oven",
     "projector screen", "pinhole camera"); an anchor listing them would ask about no idea
@@ -176,8 +176,8 @@ def anchor_labels(population: Population, cluster_index: int, *,
     if len(nodes) != len(cluster.labels):
         return cluster.labels
     sims = vectors[nodes].astype(np.float64) @ vectors[nodes[0]].astype(np.float64)
-    return tuple(label for label, sim in zip(cluster.labels, sims, strict=True)
-                 if sim >= label_similarity - 1e-9)
+    return tuple(label for i, (label, sim) in enumerate(zip(cluster.labels, sims, strict=True))
+                 if i == 0 or sim >= label_similarity - 1e-9)
 
 
 def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,

@@ -235,7 +235,8 @@ _GENERIC_NOUNS = _wordset(
     time times day days year years moment moments world life lives place places people
     person everyone everybody anyone anybody part parts number result results situation
     question answer example examples reason reasons fact facts case cases point points
-    end side others bit name names man men woman women guy guys
+    end side others bit name names man men woman women guy guys home character
+    characters hint hints story stories plot
     """
 )
 
@@ -518,6 +519,18 @@ def _is_noun_like(word: str) -> bool:
 _AGE = re.compile(r"(?:\d+|[a-z]+)-years?-old")
 
 
+_COLOURS = _wordset(
+    "red orange yellow green blue purple pink brown black white gray grey golden silver")
+
+
+def _is_modifier(word: str) -> bool:
+    """An adjective, participle, colour, count, age or adverb: a word that only modifies."""
+    return (_is_adjective(word) or word in _GENERIC_MODIFIERS or word in _NUMBER_WORDS
+            or word in _COLOURS or _is_participle(word) or _is_adverb(word)
+            or (word.endswith("ing") and word not in _ING_NOUNS)
+            or _AGE.fullmatch(word) is not None)
+
+
 def modifies_a_brief_term(form: str, terms: frozenset[str] | set[str]) -> bool:
     """True when ``form`` is a brief term with only modifiers before it ("young girl",
     "mischievous girl", "ten-year-old boy" for "a girl and her dog"): it restates the
@@ -535,19 +548,21 @@ def modifies_a_brief_term(form: str, terms: frozenset[str] | set[str]) -> bool:
     words = [_fold(w) for w in _WORD.findall(form)]
     if len(words) < 2 or word_stem(words[-1]) not in terms:
         return False
-    return all(_is_adjective(w) or w in _GENERIC_MODIFIERS or w in _NUMBER_WORDS
-               or w in _STOPWORDS or _AGE.fullmatch(w) or _is_adverb(w)
-               for w in words[:-1])
+    return all(_is_modifier(w) or w in _STOPWORDS for w in words[:-1])
 
 
 def _is_bare_word(idea: str, phrase: Phrase) -> bool:
-    """A one-word phrase that is no idea on its own: a verb form, an adjective, an adverb,
-    a generic noun or modifier ("inseparable", "called", "knowing [more]", "time").
-    Purpose and perspective phrases are never bare (a visual brief's "calm")."""
-    words = _WORD.findall(phrase.text)
-    if len(words) != 1 or phrase.cue in ("purpose", "perspective"):
+    """A phrase that is no idea on its own: one word that is a verb form, an adjective,
+    an adverb, a generic noun or modifier ("inseparable", "called", "knowing [more]",
+    "time"), or modifiers of a generic noun ("compelling character"). Purpose and
+    perspective phrases are never bare (a visual brief's "calm")."""
+    words = [_fold(w) for w in _WORD.findall(phrase.text)]
+    if phrase.cue in ("purpose", "perspective"):
         return False
-    word = _fold(words[0])
+    if len(words) > 1:
+        # "compelling character", "intriguing story": modifiers of a generic noun
+        return words[-1] in _GENERIC_NOUNS and all(_is_modifier(w) for w in words[:-1])
+    word = words[0]
     if _previous_word(idea, phrase.start) in _SUBJECT_PRONOUNS:
         return True  # "she *returns*", "who *travels*": a verb
     following = _next_word(idea, phrase.end)
