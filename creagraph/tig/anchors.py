@@ -180,6 +180,12 @@ def anchor_labels(population: Population, cluster_index: int, *,
                  if i == 0 or sim >= label_similarity - 1e-9)
 
 
+def _holds_a_brief_term(label: str, terms: frozenset[str]) -> bool:
+    from creagraph.tig.brief import word_stem
+
+    return any(word_stem(w) in terms for w in label.replace("'s ", " ").split())
+
+
 def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,
                            min_models: int = DEFAULT_MIN_MODELS) -> list[int]:
     """Indices of the ``top_k`` clusters by ClichéScore hit by at least ``min_models``
@@ -207,6 +213,7 @@ def anchors_for_population(
     concept: str | None = None,
     kind: str = "visual",
     label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+    brief_terms: frozenset[str] | None = None,
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -225,17 +232,31 @@ def anchors_for_population(
     label_similarity : float
         See :func:`anchor_labels`: the labels an anchor names (its ``labels``; the
         cluster's full label list stays in ``cluster_summary`` and the provenance).
+    brief_terms : frozenset of str, optional
+        The brief's term stems (:func:`creagraph.tig.brief.brief_terms` with
+        ``instructions=True``): an anchor never names a label holding one ("vast whale
+        glides" for a whale haiku, "quaint rural kansas town" for a romcom set in rural
+        Kansas), and a cluster all of whose named labels hold one gives no anchor; the
+        next cluster by ClichéScore takes its rank (issue 27: brief words never anchors).
 
     Returns
     -------
     list of ChecklistAnchor
     """
     anchors: list[ChecklistAnchor] = []
-    for rank, k in enumerate(select_cliche_clusters(population, top_k=top_k,
-                                                    min_models=min_models), start=1):
+    ranked = select_cliche_clusters(population, top_k=len(population.clusters),
+                                    min_models=min_models)
+    for k in ranked:
+        if len(anchors) >= top_k:
+            break
+        labels = anchor_labels(population, k, label_similarity=label_similarity)
+        if brief_terms:
+            labels = tuple(x for x in labels if not _holds_a_brief_term(x, brief_terms))
+            if not labels:
+                continue
+        rank = len(anchors) + 1
         cluster = population.clusters[k]
         atoms = population.cluster_atoms(k)
-        labels = anchor_labels(population, k, label_similarity=label_similarity)
         anchors.append(
             ChecklistAnchor(
                 item_id=_item_id(population.task_id, population.comparison_key, cluster.id),

@@ -364,3 +364,27 @@ def test_anchor_file_without_the_share_fields_still_reads(calm_table, tmp_path):
     path.write_text(json.dumps(record) + "\n")
     (old,) = read_anchors(path)
     assert old.model_share == old.response_share == 0.0 and old.text == anchors[0].text
+
+
+def test_no_anchor_names_a_brief_word_whole_population(embedder, offline_extractor):
+    """A whale-and-walnut-tree haiku (real NoveltyBench generations): the population's
+    top clusters are the whale's own actions ("vast whale glides"); no anchor names a
+    label holding a brief word, the next clusters take their ranks."""
+    from creagraph.tig.adapters import load_noveltybench_curated
+    from creagraph.tig.brief import brief_terms, word_stem
+
+    responses = load_noveltybench_curated(task_ids=["curated-3"])
+    table = build_atom_tables(responses, offline_extractor, embedder,
+                              show_progress=False)["curated-3"]
+    population = build_population(table)
+    terms = brief_terms(responses[0].brief, instructions=True)
+    plain = anchors_for_population(population, top_k=5, kind="open")
+    kept = anchors_for_population(population, top_k=5, kind="open", brief_terms=terms)
+    assert any(word_stem(w) in terms for a in plain for x in a.labels for w in x.split())
+    assert len(kept) == 5 and [a.rank for a in kept] == [1, 2, 3, 4, 5]
+    for anchor in kept:
+        assert anchor.labels and not any(word_stem(w.removesuffix("'s")) in terms
+                                         for x in anchor.labels for w in x.split())
+        assert anchor.text.count("(") == 1
+    scores = [a.cliche_score for a in kept]
+    assert scores == sorted(scores, reverse=True)
