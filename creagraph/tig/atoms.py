@@ -569,7 +569,7 @@ def _is_bare_word(idea: str, phrase: Phrase) -> bool:
     if word.endswith("ing") and len(word) > 4 and word not in _ING_NOUNS:
         return following not in (None, "and", "or")
     return (word in _VERBS or word in _GENERIC_NOUNS or word in _GENERIC_MODIFIERS
-            or word in _EXTRA_DELIMITERS or _is_adjective(word) or _is_adverb(word)
+            or word in _COLOURS or word in _EXTRA_DELIMITERS or _is_adjective(word) or _is_adverb(word)
             or _is_participle(word))
 
 
