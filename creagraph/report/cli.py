@@ -31,7 +31,8 @@ QueriesOpt = Annotated[list[Path] | None, typer.Option(
     "relation (for the per-relation breakdown); repeatable.")]
 TigOpt = Annotated[list[Path] | None, typer.Option(
     "--tig", help="`creagraph tig clusters|anchors` output (JSONL file, or a dir with "
-    "clusters.jsonl/anchors.jsonl); repeatable.")]
+    "clusters.jsonl/anchors.jsonl), or a `tig score --summary` JSON file (novelty beside "
+    "within-model repetition); repeatable.")]
 
 
 EkphrasisOpt = Annotated[list[Path] | None, typer.Option(
@@ -74,7 +75,10 @@ def register(app: typer.Typer) -> None:
         if not scored:
             raise InputError("no scored queries found in the given results")
         paths, summary = read_distinct(distinct_dir) if distinct_dir is not None else ([], [])
-        clusters, anchors = read_tig(tig) if tig else ([], [])
+        from creagraph.report.novelty import split_tig_summaries
+
+        summaries, tig_files = split_tig_summaries(tig) if tig else ([], [])
+        clusters, anchors = read_tig(tig_files) if tig_files else ([], [])
         judged = read_ekphrasis(ekphrasis) if ekphrasis else []
         inputs = [p / "queries.jsonl" if p.is_dir() else p for p in [*results, *(grounding or [])]]
         inputs += [*(queries or []), *(p for p in tig or [] if not p.is_dir())]
@@ -89,6 +93,7 @@ def register(app: typer.Typer) -> None:
                 tig_clusters=clusters,
                 tig_anchors=anchors,
                 ekphrasis=judged,
+                tig_novelty=summaries,
                 top_clusters=top_clusters,
                 n_resamples=resamples,
                 title=title,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from creagraph.core.io import atomic_write, write_records
 from creagraph.report import figures
+from creagraph.report.novelty import repetition_rows
 from creagraph.report.tables import (
     GROUNDING_STATUSES,
     cliche_tables,
@@ -55,7 +56,8 @@ SECTIONS = (
 
 #: sections after :data:`SECTIONS` shown only when their input is given: the Ekphrasis
 #: leaderboards are a separate benchmark, not a gap in a CREATE report
-OPTIONAL_SECTIONS = (("ekphrasis", "Ekphrasis pairwise leaderboards"),)
+OPTIONAL_SECTIONS = (("ekphrasis", "Ekphrasis pairwise leaderboards"),
+                     ("tig_novelty", "Population novelty and within-model repetition"))
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,7 @@ def write_report(
     tig_clusters: Sequence[Mapping[str, Any]] = (),
     tig_anchors: Sequence[Mapping[str, Any]] = (),
     ekphrasis: Sequence[Mapping[str, Any]] = (),
+    tig_novelty: Sequence[Mapping[str, Any]] = (),
     top_clusters: int = 5,
     n_resamples: int = 2000,
     level: float = 0.95,
@@ -427,6 +430,9 @@ def write_report(
     top_clusters : clusters shown per task and comparison.
     ekphrasis : output folders of ``creagraph tig judge``, read by
         :func:`~creagraph.report.inputs.read_ekphrasis` (optional).
+    tig_novelty : model rows of ``creagraph tig score --summary`` files, read by
+        :func:`~creagraph.report.novelty.split_tig_summaries` (optional): novelty beside
+        within-model repetition.
 
     Examples
     --------
@@ -455,8 +461,10 @@ def write_report(
         "grounding": _grounding_section(queries, grounding_queries),
         "cliches": _cliches_section(tig_clusters, tig_anchors, top_clusters),
         "ekphrasis": _ekphrasis_section(ekphrasis),
+        "tig_novelty": _Section({"rows": repetition_rows(tig_novelty)}, []),
     }
-    shown = [*SECTIONS, *(s for s in OPTIONAL_SECTIONS if s[0] != "ekphrasis" or ekphrasis)]
+    given = {"ekphrasis": bool(ekphrasis), "tig_novelty": bool(tig_novelty)}
+    shown = [*SECTIONS, *(s for s in OPTIONAL_SECTIONS if given[s[0]])]
     page = _render("page.html.j2", {
         "title": title,
         "scope": _scope(coverage),

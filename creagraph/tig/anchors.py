@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+import numpy as np
+
 from creagraph.tig.brief import TASK_KINDS
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import Population
@@ -30,7 +32,9 @@ from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
 __all__ = [
     "ANCHOR_TEMPLATES",
     "USE_TEMPLATE",
+    "DEFAULT_LABEL_SIMILARITY",
     "anchor_text",
+    "anchor_labels",
     "select_cliche_clusters",
     "anchors_for_population",
     "anchor_from_dict",
@@ -146,6 +150,42 @@ that common function into something unexpected?'
     )
 
 
+#: Cosine similarity to a cluster's most frequent label for another label to be named in
+#: its anchor (between the graph's similarity edge, 0.5, and the synonym threshold, 0.8).
+DEFAULT_LABEL_SIMILARITY = 0.6
+
+
+def anchor_labels(population: Population, cluster_index: int, *,
+                  label_similarity: float = DEFAULT_LABEL_SIMILARITY) -> tuple[str, ...]:
+    """The labels an anchor names: the cluster's most frequent label and the other labels
+    (most frequent first) within ``label_similarity`` of it.
+
+    A Leiden cluster on the similarity graph can chain several ideas ("solar oven",
+    "projector screen", "pinhole camera"); an anchor listing them would ask about no idea
+    in particular (issue 27: mixed clusters). The anchor names the cluster's core idea
+    and its near paraphrases; its provenance (atoms, responses) stays the whole cluster.
+    Without node vectors every label is kept.
+    """
+    cluster = population.clusters[cluster_index]
+    vectors = population.node_vectors
+    if vectors is None or len(cluster.labels) < 2:
+        return cluster.labels
+    node_of = {population.canonical[n].label: n
+               for n in np.flatnonzero(population.node_cluster == cluster_index).tolist()}
+    nodes = [node_of[label] for label in cluster.labels if label in node_of]
+    if len(nodes) != len(cluster.labels):
+        return cluster.labels
+    sims = vectors[nodes].astype(np.float64) @ vectors[nodes[0]].astype(np.float64)
+    return tuple(label for i, (label, sim) in enumerate(zip(cluster.labels, sims, strict=True))
+                 if i == 0 or sim >= label_similarity - 1e-9)
+
+
+def _holds_a_brief_term(label: str, terms: frozenset[str]) -> bool:
+    from creagraph.tig.brief import word_stem
+
+    return any(word_stem(w) in terms for w in label.replace("'s ", " ").split())
+
+
 def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,
                            min_models: int = DEFAULT_MIN_MODELS) -> list[int]:
     """Indices of the ``top_k`` clusters by ClichéScore hit by at least ``min_models``
@@ -172,6 +212,8 @@ def anchors_for_population(
     min_models: int = DEFAULT_MIN_MODELS,
     concept: str | None = None,
     kind: str = "visual",
+    label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+    brief_terms: frozenset[str] | None = None,
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -187,14 +229,32 @@ def anchors_for_population(
         The brief's concept for the question text.
     kind : str
         Task kind (one of :data:`~creagraph.tig.brief.TASK_KINDS`), see :func:`anchor_text`.
+    label_similarity : float
+        See :func:`anchor_labels`: the labels an anchor names (its ``labels``; the
+        cluster's full label list stays in ``cluster_summary`` and the provenance).
+    brief_terms : frozenset of str, optional
+        The brief's term stems (:func:`creagraph.tig.brief.brief_terms` with
+        ``instructions=True``): an anchor never names a label holding one ("vast whale
+        glides" for a whale haiku, "quaint rural kansas town" for a romcom set in rural
+        Kansas), and a cluster all of whose named labels hold one gives no anchor; the
+        next cluster by ClichéScore takes its rank (issue 27: brief words never anchors).
 
     Returns
     -------
     list of ChecklistAnchor
     """
     anchors: list[ChecklistAnchor] = []
-    for rank, k in enumerate(select_cliche_clusters(population, top_k=top_k,
-                                                    min_models=min_models), start=1):
+    ranked = select_cliche_clusters(population, top_k=len(population.clusters),
+                                    min_models=min_models)
+    for k in ranked:
+        if len(anchors) >= top_k:
+            break
+        labels = anchor_labels(population, k, label_similarity=label_similarity)
+        if brief_terms:
+            labels = tuple(x for x in labels if not _holds_a_brief_term(x, brief_terms))
+            if not labels:
+                continue
+        rank = len(anchors) + 1
         cluster = population.clusters[k]
         atoms = population.cluster_atoms(k)
         anchors.append(
@@ -203,11 +263,11 @@ def anchors_for_population(
                 task_id=population.task_id,
                 comparison_key=population.comparison_key,
                 rank=rank,
-                text=anchor_text(cluster.type, cluster.labels, concept=concept, kind=kind),
+                text=anchor_text(cluster.type, labels, concept=concept, kind=kind),
                 cluster_id=cluster.id,
                 cluster_summary=cluster.summary,
                 atom_type=cluster.type,
-                labels=cluster.labels,
+                labels=labels,
                 canonical_ids=cluster.canonical_ids,
                 atom_ids=tuple(sorted(a[0] for a in atoms)),
                 response_ids=tuple(sorted({a[1] for a in atoms})),
@@ -217,6 +277,8 @@ def anchors_for_population(
                 coverage=cluster.coverage,
                 centrality=cluster.centrality,
                 convergence=cluster.convergence,
+                model_share=cluster.model_share,
+                response_share=cluster.response_share,
             )
         )
     return anchors
@@ -230,13 +292,15 @@ def anchor_from_dict(record: dict, where: str = "<record>") -> ChecklistAnchor:
     InputError
         Naming ``where`` and the missing or mistyped field.
     """
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
     from creagraph.core.io import InputError
 
     values = {}
     for f in fields(ChecklistAnchor):
         if f.name not in record:
+            if f.default is not MISSING:  # a field added later (anchors of older files)
+                continue
             raise InputError(f"{where}: missing field {f.name!r}")
         value = record[f.name]
         if f.type.startswith("tuple"):

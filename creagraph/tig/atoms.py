@@ -74,6 +74,8 @@ __all__ = [
     "atom_form",
     "is_grounded",
     "chunk_phrases",
+    "short_answer_idea",
+    "modifies_a_brief_term",
     "assign_types",
     "OfflineExtractor",
     "PreExtractedAtoms",
@@ -139,6 +141,127 @@ _POSTURE_VERBS = _wordset(
     hovering glows glow glowing shines shine shining waits wait waiting looms loom looming
     perches perch perched leans lean leaning stretches stretch stretching spills spill
     pours pour fills fill filled covers cover covered holds hold holding
+    """
+)
+
+#: Base forms of posture verbs that, right after a content word, end a noun compound
+#: ("phone stand", "arm rest", "pot cover") rather than start a verb phrase.
+_POSTURE_NOUNS = _wordset("stand rest cover hold fill float")
+
+#: Determiners and quantifiers the stopword list lacks: they delimit phrases ("Both the …",
+#: "all of them") and never begin an atom.
+_EXTRA_DELIMITERS = _wordset("both all own same other others whose since ago ever")
+
+#: Generic modifiers of a short answer ("makeshift projector screen", "miniature
+#: catapult", "emergency zipper pull"): stripped from the front of a phrase, so that
+#: phrases meet on their idea, not on the modifier (issue 27: modifier clusters).
+_GENERIC_MODIFIERS = _wordset(
+    """
+    makeshift improvised improvized temporary emergency homemade home-made diy quick easy
+    simple basic cheap portable decorative creative unique unusual surprising fun cute
+    nice great good perfect special mini miniature tiny small little fancy handy practical
+    useful clever custom personalized personalised
+    two three four five six seven eight nine ten eleven twelve hundred thousand million
+    first second third
+    """
+)
+
+_NUMBER_WORDS = _wordset(
+    "two three four five six seven eight nine ten eleven twelve hundred thousand million")
+
+#: Adjectives that, alone, are no idea ("inseparable", "special", "impossible"): a phrase
+#: of one such word is dropped when the idea has others (with the suffix rule of
+#: :func:`_is_adjective`).
+_ADJECTIVES = _wordset(
+    """
+    good great best better bad worse worst big bigger biggest small smaller large larger
+    little new old young long short high low important different popular possible
+    impossible real true simple easy hard difficult strong weak beautiful happy sad funny
+    interesting perfect nice cool warm hot quiet loud fast slow rich poor full empty free
+    safe clear deep wide ripe elegant noble subjective objective tough unique common rare
+    classic favorite favourite famous personal general specific single double entire whole
+    main certain sure able likely unlikely various numerous optimistic pessimistic romantic
+    dramatic typical ideal final original natural social cultural historical political
+    actual basic major minor early late recent modern ancient fresh wild brave loyal
+    curious clever smart wise silly strange weird odd quaint cozy cosy charming lovely
+    adorable gentle shy proud fun fine okay ok great huge tiny giant enormous massive
+    vast endless countless inseparable unforgettable incredible amazing wonderful
+    fantastic terrible horrible awful scary creepy cute pretty ugly crazy busy lazy
+    ready unable willing eager fond afraid alone alive asleep awake aware glad
+    """
+)
+_ADJECTIVE_SUFFIXES = ("ous", "ful", "less", "able", "ible", "ive", "ical")
+#: Nouns with those endings (and a few more) that are ideas, not adjectives.
+_NOT_ADJECTIVES = _wordset(
+    """
+    table tables cable cables vegetable vegetables stable stables fable fables bible
+    timetable turntable constable syllable parable olive olives hive hives drive drives
+    archive archives detective detectives native natives relative relatives motive
+    motives objective objectives executive executives representative alternative
+    adhesive explosive explosives preservative additive incentive initiative perspective
+    locomotive captive handful spoonful mouthful cupful armful bowlful fish dish wish
+    radish polish relish parish english spanish
+    """
+)
+
+#: Irregular past forms and unambiguous verbs: never an atom on their own, never the
+#: tail of one ("Andrew Wiles won", "the mushroom go", "I told").
+_VERBS = _wordset(
+    """
+    go goes went gone come comes came say says said tell tells told know knows knew known
+    think thinks thought want wants wanted seem become becomes became give gives gave
+    given take takes took taken find finds found keep keeps kept try tries tried ask asks
+    asked feel feels felt leave hear hears heard happen happens happened
+    believe believes include includes included depend depends vary varies won win wins
+    sat stood ran grew fell led met meant decide decides decided
+    recommend recommends call calls called let lets wonders begin begins began begun bring brings
+    brought buy buys bought choose chooses chose chosen speak speaks spoke spoken wake
+    woke break breaks broke broken rode drove hide hid hung lit
+    shook sang swam wore tore threw thrown drew drawn flew flown wrote written seen
+    would could should might must needed loved enjoy enjoys enjoyed hoped decide
+    continue continues continued remember remembers named arrive arrives coming going
+    doing having stung struck swung clung flung sprang sprung spun dug fled slid slept
+    swept wept crept knelt leapt spent sent caught taught sought fought
+    returns travels helps help moves meets learns discovers starts works lives plans
+    inherits reunites agrees teaches falls
+    remembered realize realizes realized realise realises realised
+    """
+)
+
+#: Generic nouns that, alone, carry no idea ("time", "world", "life", "people"); inside a
+#: phrase they stay ("time capsule", "world map").
+_GENERIC_NOUNS = _wordset(
+    """
+    time times day days year years moment moments world life lives place places people
+    person everyone everybody anyone anybody part parts number result results situation
+    question answer example examples reason reasons fact facts case cases point points
+    end side others bit name names man men woman women guy guys home character
+    characters hint hints story stories plot
+    """
+)
+
+#: Words after which a trailing ``-ing`` word is a verb taking an object or a complement
+#: ("moving a steel ball", "exploring the woods", "coursing through my veins").
+_VERB_CONTEXT = _wordset(
+    """
+    a an the this that these those my your his her its our their some any every each no
+    me him us them it you
+    to in into on onto at by with from through across along around over under toward
+    towards against about for of up down out off away back inside within beneath behind
+    beside near above below atop among between
+    """
+)
+_PLACE_PREPOSITIONS = _wordset("on in at under over beside near above below against atop")
+_ING_NOUNS = _wordset(
+    """
+    building buildings painting paintings ceiling ceilings wedding weddings morning
+    mornings evening evenings spring springs string strings clothing ending endings
+    beginning beginnings feeling feelings meaning meanings setting settings sibling
+    siblings pudding lightning bedding frosting icing stuffing seasoning dressing filling
+    fillings stocking stockings offering gathering meeting meetings drawing drawings
+    carving carvings coating lining railing railings fencing siding flooring roofing
+    plumbing wiring lighting heating housing ring rings king kings wing wings thing things
+    sing swing swings sling slings awning awnings being beings darling earring earrings
     """
 )
 
@@ -259,6 +382,12 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     one. Phrases are never split into single words to reach a count: ``"George
     Washington!"`` gives one atom, ``George Washington``.
 
+    An atom is a content phrase (issue 27): generic modifiers ("makeshift", "miniature")
+    and adverbs are trimmed from a phrase's front, adverbs and verbs ("Andrew Wiles
+    *won*", "a village *surrounded*", "a toy *moving* [a ball]") from its back, and a
+    phrase of one word that is a verb form, an adjective, an adverb or a generic noun
+    ("inseparable", "called", "time") is dropped when the idea has other phrases.
+
     Parameters
     ----------
     idea : str
@@ -272,13 +401,16 @@ def chunk_phrases(idea: str) -> list[Phrase]:
     Examples
     --------
     >>> [(p.text, p.cue) for p in chunk_phrases("A fox seen from above, sleeping in snow.")]
-    [('fox', None), ('seen from above', 'perspective'), ('sleeping', None), ('snow', 'setting')]
+    [('fox', None), ('seen from above', 'perspective'), ('snow', 'setting')]
+    >>> [p.text for p in chunk_phrases("Emma and Max were inseparable, exploring the woods.")]
+    ['Emma', 'Max', 'woods']
     """
     taken = [False] * len(idea)
     phrases = _perspective_phrases(idea, taken)
     tokens = [m for m in _WORD.finditer(idea) if not taken[m.start()]]
     runs, run_cues = _content_runs(idea, tokens, taken)
-    for run, cue in zip(runs, run_cues, strict=True):
+    for whole_run, cue in zip(runs, run_cues, strict=True):
+        run = whole_run if cue in ("purpose", "perspective") else _trim_run(idea, whole_run)
         start, end = run[0].start(), run[-1].end()
         words = [m.group(0).casefold() for m in run]
         if cue is None and _has_mechanism_verb(words):
@@ -287,11 +419,158 @@ def chunk_phrases(idea: str) -> list[Phrase]:
 
     phrases.sort(key=lambda p: p.start)
     phrases = _unique_phrases(phrases)
+    content = [p for p in phrases if not _is_bare_word(idea, p)]
+    if content:
+        phrases = content
     linking = [p for p in phrases
                if all(w.casefold() in _POSTURE_VERBS for w in _WORD.findall(p.text))]
     if len(linking) < len(phrases):
         phrases = [p for p in phrases if p not in linking]
     return phrases
+
+
+def _fold(word: str) -> str:
+    return word.casefold().replace("’", "'")
+
+
+_LY_NOUNS = _wordset(
+    "family lily butterfly dragonfly firefly jelly belly holly bully ally supply assembly "
+    "july rally anomaly monopoly reply italy fly jolly folly gully melancholy")
+_FOLLOWING = re.compile(r"\s*([^\W\d_][\w'’-]*)")
+
+
+def _is_adverb(word: str) -> bool:
+    return len(word) > 4 and word.endswith("ly") and word not in _LY_NOUNS
+
+
+def _is_adjective(word: str) -> bool:
+    if word in _ADJECTIVES:
+        return True
+    return word not in _NOT_ADJECTIVES and any(
+        word.endswith(suffix) and len(word) >= len(suffix) + 3
+        for suffix in _ADJECTIVE_SUFFIXES)
+
+
+def _is_participle(word: str) -> bool:
+    """A past participle by its ending ("nestled", "adjusted"; not "speed", "bed")."""
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
+
+
+def _is_verbal_ing(word: str, following: str | None) -> bool:
+    """An ``-ing`` word used as a verb: followed by an object or a complement."""
+    return (len(word) > 4 and word.endswith("ing") and word not in _ING_NOUNS
+            and following in _VERB_CONTEXT)
+
+
+def _next_word(idea: str, end: int) -> str | None:
+    """The word right after ``end`` in ``idea`` (None at a punctuation boundary or the end)."""
+    found = _FOLLOWING.match(idea, end)
+    if found is None or _BOUNDARY.search(idea[end : found.start(1)]):
+        return None
+    return _fold(found.group(1))
+
+
+_SUBJECT_PRONOUNS = _wordset("i you he she we they who")
+_PRECEDING = re.compile(r"([^\W\d_][\w'’-]*)\s*$")
+
+
+def _previous_word(idea: str, start: int) -> str | None:
+    """The word right before ``start`` (None after a punctuation boundary or at the start)."""
+    found = _PRECEDING.search(idea, max(0, start - 64), start)  # a bounded look back
+    if found is None or _BOUNDARY.search(idea[found.end(1) : start]):
+        return None
+    return _fold(found.group(1))
+
+
+def _trim_run(idea: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
+    """A content run without its non-content edges (issue 27: ideas, not fragments).
+
+    From the front: generic modifiers ("makeshift", "miniature", "two") and adverbs;
+    from the back: adverbs and verbs ("Andrew Wiles won", "small village surrounded",
+    "toy moving [a steel ball]", "individual dogs vary greatly"). One word always stays.
+    """
+    words = [_fold(t.group(0)) for t in run]
+    start, end = 0, len(run)
+    while end - start > 1 and (words[start] in _GENERIC_MODIFIERS
+                               or words[start] in _EXTRA_DELIMITERS
+                               or words[start] in _VERBS
+                               or _is_adverb(words[start])):
+        start += 1
+    while end - start > 1:
+        last = words[end - 1]
+        following = words[end] if end < len(run) else _next_word(idea, run[-1].end())
+        if (_is_adverb(last) or last in _VERBS or _is_participle(last)
+                or _is_verbal_ing(last, following)
+                or ((last in _POSTURE_NOUNS or last == "set")
+                    and following in _PLACE_PREPOSITIONS)):
+            end -= 1
+        else:
+            break
+    return run[start:end]
+
+
+def _is_noun_like(word: str) -> bool:
+    """Not an ``-ing`` form, adjective, modifier or adverb: a participle after it is a verb
+    ("Alice walked"), not an adjective ("aerating compacted soil", "old weathered boat")."""
+    return not (word.endswith("ing") or _is_adjective(word) or _is_adverb(word)
+                or word in _GENERIC_MODIFIERS or _is_participle(word))
+
+
+_AGE = re.compile(r"(?:\d+|[a-z]+)-years?-old")
+
+
+_COLOURS = _wordset(
+    "red orange yellow green blue purple pink brown black white gray grey golden silver")
+
+
+def _is_modifier(word: str) -> bool:
+    """An adjective, participle, colour, count, age or adverb: a word that only modifies."""
+    return (_is_adjective(word) or word in _GENERIC_MODIFIERS or word in _NUMBER_WORDS
+            or word in _COLOURS or _is_participle(word) or _is_adverb(word)
+            or (word.endswith("ing") and word not in _ING_NOUNS)
+            or _AGE.fullmatch(word) is not None)
+
+
+def modifies_a_brief_term(form: str, terms: frozenset[str] | set[str]) -> bool:
+    """True when ``form`` is a brief term with only modifiers before it ("young girl",
+    "mischievous girl", "ten-year-old boy" for "a girl and her dog"): it restates the
+    brief as much as the bare term does (SPEC §4.9; issue 27: anchors never restate the
+    brief). ``terms`` are :func:`creagraph.tig.brief.brief_terms` stems.
+
+    Examples
+    --------
+    >>> terms = frozenset({"girl", "dog"})
+    >>> modifies_a_brief_term("young girl", terms), modifies_a_brief_term("girl scout", terms)
+    (True, False)
+    """
+    from creagraph.tig.brief import word_stem
+
+    words = [_fold(w) for w in _WORD.findall(form)]
+    if len(words) < 2 or word_stem(words[-1]) not in terms:
+        return False
+    return all(_is_modifier(w) or w in _STOPWORDS for w in words[:-1])
+
+
+def _is_bare_word(idea: str, phrase: Phrase) -> bool:
+    """A phrase that is no idea on its own: one word that is a verb form, an adjective,
+    an adverb, a generic noun or modifier ("inseparable", "called", "knowing [more]",
+    "time"), or modifiers of a generic noun ("compelling character"). Purpose and
+    perspective phrases are never bare (a visual brief's "calm")."""
+    words = [_fold(w) for w in _WORD.findall(phrase.text)]
+    if phrase.cue in ("purpose", "perspective"):
+        return False
+    if len(words) > 1:
+        # "compelling character", "intriguing story": modifiers of a generic noun
+        return words[-1] in _GENERIC_NOUNS and all(_is_modifier(w) for w in words[:-1])
+    word = words[0]
+    if _previous_word(idea, phrase.start) in _SUBJECT_PRONOUNS:
+        return True  # "she *returns*", "who *travels*": a verb
+    following = _next_word(idea, phrase.end)
+    if word.endswith("ing") and len(word) > 4 and word not in _ING_NOUNS:
+        return following not in (None, "and", "or")
+    return (word in _VERBS or word in _GENERIC_NOUNS or word in _GENERIC_MODIFIERS
+            or word in _COLOURS or word in _EXTRA_DELIMITERS or _is_adjective(word)
+            or _is_adverb(word) or _is_participle(word))
 
 
 def _perspective_phrases(idea: str, taken: list[bool]) -> list[Phrase]:
@@ -336,7 +615,7 @@ class _Runs:
         elif word in _PURPOSE_CUE_WORDS:
             self.close()
             self.pending_cue = "purpose"
-        elif word in _FILLER_WORDS:
+        elif word in _FILLER_WORDS or word in _EXTRA_DELIMITERS:
             self.close()
         elif word in _STOPWORDS:
             if (self.current and not self.joined and word in _JOINERS
@@ -347,7 +626,18 @@ class _Runs:
             self.close()
             if word in _SETTING_CUES:
                 self.pending_cue = "setting"
-        elif word in _POSTURE_VERBS:
+        elif self.current and not self.joined and "-" not in word and (
+                word in _VERBS or (_is_participle(word)
+                                   and _is_noun_like(_fold(self.current[-1].group(0))))):
+            # a verb after content words ends a phrase ("salt spray | stung her face",
+            # "Alice and Bob | walked hand-in-hand"): it starts a verb phrase of its own
+            self.close()
+            self.current.append(token)
+        elif word in _NUMBER_WORDS and self.current:
+            self.close()  # "the local shelter | three years ago": a count starts a phrase
+            self.current.append(token)
+        elif word in _POSTURE_VERBS and not (
+                word in _POSTURE_NOUNS and self.current and not self.joined):
             self.close()
             self.current.append(token)
         else:
@@ -446,6 +736,82 @@ def assign_types(
     return scores.argmax(axis=1) if n else np.zeros(0, dtype=int), scores
 
 
+#: One-word heads that name no use on their own ("Tool for aerating soil", "Surface for
+#: sharpening knives"): a use answer's idea is then its next phrase.
+_GENERIC_USE_HEADS = _wordset(
+    """
+    tool tools device devices component components material materials element elements
+    object objects item items accessory accessories substitute replacement alternative
+    aid aids craft crafts project projects piece pieces surface base way method means
+    """
+)
+
+#: Words of a consequence answer kept as its one idea (the first clause, at most).
+_MAX_CONSEQUENCE_WORDS = 10
+
+
+def short_answer_idea(idea: str, kind: str, brief: str = "") -> Phrase | None:
+    """The one idea of a short answer (SPEC §4.10: uses, consequences, instances), a
+    verbatim span of ``idea`` with cue ``"idea"``; ``None`` for the other kinds or an
+    answer without a content phrase.
+
+    A use or an instance is its first content phrase that does not merely restate the
+    brief ("Doorstop for heavy doors" → "Doorstop"; "Makeshift compass needle when
+    magnetized" → "compass needle"): the use or the thing named, without what follows
+    it; a head that is only a generic word ("tool", "surface") gives way to the next
+    phrase. A consequence is its first clause from its first to its last content phrase (at
+    most ten words): the outcome as a whole.
+
+    Examples
+    --------
+    >>> short_answer_idea("Makeshift compass needle when magnetized", "use").text
+    'compass needle'
+    >>> short_answer_idea("Brick wall art for the garden", "use", "uses for a brick").text
+    'Brick wall art'
+    >>> short_answer_idea("Tool for aerating compacted soil", "use").text
+    'aerating compacted soil'
+    >>> short_answer_idea("Everyone would have more free time, so ...", "consequence").text
+    'Everyone would have more free time'
+    >>> short_answer_idea("A fern in a jar", "visual") is None
+    True
+    """
+    from creagraph.tig.brief import brief_terms, is_from_brief
+
+    if kind not in ("use", "instance", "consequence"):
+        return None
+    phrases = chunk_phrases(idea_head(idea))
+    if not phrases:
+        return None
+    if kind == "consequence":
+        clause_end = _BOUNDARY.search(idea, phrases[0].end)
+        limit = clause_end.start() if clause_end else len(idea)
+        inside = [p for p in phrases if p.end <= limit] or phrases[:1]
+        start = inside[0].start
+        end = inside[-1].end
+        words = list(_WORD.finditer(idea, start, end))
+        if len(words) > _MAX_CONSEQUENCE_WORDS:
+            end = words[_MAX_CONSEQUENCE_WORDS - 1].end()
+        return Phrase(idea[start:end], start, end, "idea")
+    terms = brief_terms(brief, instructions=True)
+    candidates = [p for p in phrases if not is_from_brief(p.text, terms)] or phrases[:1]
+    head = next((p for p in candidates if _fold(p.text) not in _GENERIC_USE_HEADS),
+                candidates[0])
+    return Phrase(head.text, head.start, head.end, "idea")
+
+
+def _idea_phrases(response: Response) -> list[Phrase]:
+    """The phrases the offline extractor types: a short answer's one idea, else the
+    Core Idea's phrases."""
+    from creagraph.tig.brief import task_kind
+
+    try:
+        kind = task_kind(response.brief, response.family, response.kind)
+    except ValueError:
+        kind = "open"
+    one = short_answer_idea(response.core_idea, kind, response.brief)
+    return [one] if one is not None else chunk_phrases(idea_head(response.core_idea))
+
+
 class OfflineExtractor:
     """Atoms without an LLM: :func:`chunk_phrases`, then :func:`assign_types`.
 
@@ -529,7 +895,7 @@ class OfflineExtractor:
         return bias
 
     def extract(self, responses: Sequence[Response]) -> list[list[Atom]]:
-        chunked = [chunk_phrases(idea_head(r.core_idea)) for r in responses]
+        chunked = [_idea_phrases(r) for r in responses]
         forms = sorted({atom_form(p.text) for phrases in chunked for p in phrases})
         index = {form: i for i, form in enumerate(forms)}
         vectors = (
@@ -540,6 +906,10 @@ class OfflineExtractor:
         for phrases in chunked:
             if not phrases:
                 result.append([])
+                continue
+            if len(phrases) == 1 and phrases[0].cue == "idea":
+                # a short answer's one idea (SPEC §4.10): it carries the answer
+                result.append([Atom("carrier", phrases[0].text)])
                 continue
             rows = vectors[[index[atom_form(p.text)] for p in phrases]]
             cues = [p.cue for p in phrases]

@@ -505,7 +505,7 @@ def _whole_population_anchors(tables: dict[str, Any], config: TigConfig, top_k: 
                               min_models: int, concept: str | None) -> list[Any]:
     """Anchors from every task's whole population (one comparison per task)."""
     from creagraph.tig.anchors import anchors_for_population
-    from creagraph.tig.brief import brief_concept, task_kind
+    from creagraph.tig.brief import brief_concept, brief_terms, task_kind
     from creagraph.tig.population import build_population
 
     found: list[Any] = []
@@ -515,7 +515,8 @@ def _whole_population_anchors(tables: dict[str, Any], config: TigConfig, top_k: 
             build_population(table, None, config), top_k=top_k, min_models=min_models,
             concept=brief_concept(first.brief, concept, task_kind(first.brief, first.family,
                                                                   first.kind)),
-            kind=task_kind(first.brief, first.family, first.kind)))
+            kind=task_kind(first.brief, first.family, first.kind),
+            brief_terms=brief_terms(first.brief, concept, instructions=True)))
     return found
 
 

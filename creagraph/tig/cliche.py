@@ -4,8 +4,13 @@ Definition
 ----------
 For a cluster C in the graph of one task's (reference) population with model set M:
 
-* coverage ``κ(C) = |{m ∈ M : some response of m has an atom in C}| / |M|`` — distinct
-  models, not samples;
+* coverage ``κ(C) = √(κ_M(C) · κ_R(C))``, the geometric mean of the *model share*
+  ``κ_M(C) = |{m ∈ M : some response of m has an atom in C}| / |M|`` (distinct models, not
+  samples) and the *response share* ``κ_R(C) = |{r ∈ R : r has an atom in C}| / |R|`` over
+  the population's responses R (issue 27: the model share alone saturates at 1 for every
+  idea each model has once, so it cannot tell a pattern of every answer from one of a
+  few answers per model); κ is increasing in each share, 1 only when every response
+  hits C;
 * centrality ``π(C) = P(C) / max_{C'} P(C')`` where ``P(C)`` is the PageRank mass (or
   weighted-degree share) of C's nodes in the whole task graph, so the most central cluster
   of the task has 1;
@@ -32,6 +37,9 @@ Examples
 (1.0, 0.0)
 >>> cliche_score(0.5, 0.2, 0.7) < cliche_score(0.6, 0.2, 0.7)
 True
+>>> common, few = coverage_share(1.0, 0.9), coverage_share(1.0, 0.1)
+>>> cliche_score(common, 0.5, 0.5) > cliche_score(few, 0.5, 0.5)
+True
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ __all__ = [
     "DEFAULT_EPSILON",
     "cliche_score",
     "model_coverage",
+    "response_coverage",
+    "coverage_share",
     "centrality_share",
     "internal_convergence",
 ]
@@ -121,6 +131,41 @@ def model_coverage(hit_models: Sequence[int] | np.ndarray, n_models: int) -> np.
     if np.any(hits < 0) or np.any(hits > n_models):
         raise ValueError("hit counts must lie in [0, n_models]")
     return hits / n_models
+
+
+def response_coverage(hit_responses: Sequence[int] | np.ndarray,
+                      n_responses: int) -> np.ndarray:
+    """Share of the population's responses with an atom in each cluster (κ_R).
+
+    Examples
+    --------
+    >>> response_coverage([3, 30], 30).tolist()
+    [0.1, 1.0]
+    """
+    if n_responses <= 0:
+        raise ValueError("a population needs at least one response")
+    hits = np.asarray(hit_responses, dtype=np.float64)
+    if np.any(hits < 0) or np.any(hits > n_responses):
+        raise ValueError("hit counts must lie in [0, n_responses]")
+    return hits / n_responses
+
+
+def coverage_share(model_share: float | np.ndarray,
+                   response_share: float | np.ndarray) -> np.ndarray:
+    """The coverage factor ``κ = √(κ_M · κ_R)`` of the ClichéScore (see the module
+    docstring): increasing in each share, in [0, 1].
+
+    Examples
+    --------
+    >>> coverage_share([1.0, 1.0, 0.5], [1.0, 0.04, 0.04]).round(3).tolist()
+    [1.0, 0.2, 0.141]
+    """
+    models = np.asarray(model_share, dtype=np.float64)
+    responses = np.asarray(response_share, dtype=np.float64)
+    for name, value in (("model share", models), ("response share", responses)):
+        if np.any(value < 0) or np.any(value > 1) or np.any(np.isnan(value)):
+            raise ValueError(f"{name} must lie in [0, 1]")
+    return np.sqrt(models * responses)
 
 
 def centrality_share(node_scores: np.ndarray, cluster_of_node: np.ndarray,

@@ -138,16 +138,17 @@ class L2MOResult:
 def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
                   config: TigConfig, top_k: int, min_models: int,
                   concept: str | None) -> list[L2MOResult]:
-    from creagraph.tig.brief import brief_concept, task_kind
+    from creagraph.tig.brief import brief_concept, brief_terms, task_kind
 
     first = table.responses[0]
     kind = task_kind(first.brief, first.family, first.kind)
+    terms = brief_terms(first.brief, concept, instructions=True)
     concept = brief_concept(first.brief, concept, kind)
     results = []
     for pair in pairs if pairs is not None else model_pairs(table.models):
         population = l2mo_population(table, pair, config)
         anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
-                                         concept=concept, kind=kind)
+                                         concept=concept, kind=kind, brief_terms=terms)
         note = ""
         if len(population.models) < min_models:
             note = (f"the reference population has {len(population.models)} model(s), "

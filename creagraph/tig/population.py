@@ -48,8 +48,10 @@ from creagraph.tig.canonical import (
 from creagraph.tig.cliche import (
     centrality_share,
     cliche_score,
+    coverage_share,
     internal_convergence,
     model_coverage,
+    response_coverage,
 )
 from creagraph.tig.cluster import cluster_nodes, resolve_method
 from creagraph.tig.config import TigConfig
@@ -204,6 +206,8 @@ class Population:
     atom_index: np.ndarray
     atom_node: np.ndarray
     cluster_method: str
+    #: unit vector of each node's leader form (what anchors compare labels with)
+    node_vectors: np.ndarray | None = None
 
     @property
     def n_responses(self) -> int:
@@ -257,9 +261,11 @@ def build_atom_table(
 
     Each form takes its most frequent type in the task (one type per canonical form), and
     atoms restating the brief (:func:`creagraph.tig.brief.is_from_brief` against the terms
-    of each response's brief, plus ``concept`` when given) are marked in
+    of each response's brief, plus ``concept`` when given, or a brief term with only
+    modifiers before it, :func:`creagraph.tig.atoms.modifies_a_brief_term`) are marked in
     ``atom_from_brief``; populations leave them out (SPEC §4.9).
     """
+    from creagraph.tig.atoms import modifies_a_brief_term
     from creagraph.tig.brief import brief_terms, is_from_brief
 
     if len(responses) != len(atoms):
@@ -291,7 +297,7 @@ def build_atom_table(
         terms = terms_of.get(brief)
         if terms is None:
             terms = terms_of[brief] = brief_terms(brief, concept, instructions=True)
-        from_brief[i] = is_from_brief(form, terms)
+        from_brief[i] = is_from_brief(form, terms) or modifies_a_brief_term(form, terms)
     return AtomTable(
         task_id=task_id,
         responses=responses,
@@ -601,13 +607,17 @@ def _cluster_types(
 
 @dataclass
 class _Factors:
-    """Step 6: per cluster, which included models hit it and its ClichéScore factors."""
+    """Step 6: per cluster, which included models hit it and its ClichéScore factors
+    (``coverage`` combines ``model_share`` and ``response_share``, SPEC §4.5 as refined in
+    :mod:`creagraph.tig.cliche`)."""
 
     model_cluster: np.ndarray
     coverage: np.ndarray
     centrality: np.ndarray
     convergence: np.ndarray
     scores: np.ndarray
+    model_share: np.ndarray
+    response_share: np.ndarray
 
 
 def _cliche_factors(
@@ -621,7 +631,15 @@ def _cliche_factors(
     model_cluster = np.zeros((len(included), n_clusters), dtype=bool)
     model_cluster[local_model[atom_responses], node_cluster[graph.atom_node]] = True
     hit_models = model_cluster.sum(axis=0)
-    coverage = model_coverage(hit_models, len(included))
+    model_share = model_coverage(hit_models, len(included))
+    # responses hitting each cluster (a response with two atoms in C counts once)
+    n_kept = int(selection.keep_response.sum())
+    hit_pairs = np.unique(selection.response_local[atom_responses] * max(n_clusters, 1)
+                          + node_cluster[graph.atom_node])
+    response_share = response_coverage(
+        np.bincount(hit_pairs % max(n_clusters, 1), minlength=n_clusters), n_kept)
+    model_share, response_share = np.round(model_share, 6), np.round(response_share, 6)
+    coverage = coverage_share(model_share, response_share)
     centrality = centrality_share(
         node_centrality(len(graph.nodes), edges, config.centrality), node_cluster, n_clusters
     )
@@ -637,7 +655,8 @@ def _cliche_factors(
     scores = np.round(
         np.asarray(cliche_score(coverage, centrality, convergence, weights=config.weights,
                                 epsilon=config.epsilon)).reshape(-1), 6)
-    return _Factors(model_cluster, coverage, centrality, convergence, scores)
+    return _Factors(model_cluster, coverage, centrality, convergence, scores, model_share,
+                    response_share)
 
 
 def _cluster_records(
@@ -664,6 +683,8 @@ def _cluster_records(
                 centrality=float(factors.centrality[k]),
                 convergence=float(factors.convergence[k]),
                 cliche_score=float(factors.scores[k]),
+                model_share=float(factors.model_share[k]),
+                response_share=float(factors.response_share[k]),
                 level=len(path) - 1,
                 parent_id=(
                     _cluster_id(kind, [canonical[n].id for n in parent_members])
@@ -733,4 +754,6 @@ def build_population(
         atom_index=selection.atom_index,
         atom_node=graph.atom_node,
         cluster_method=method_used,
+        node_vectors=table.form_vectors[[n[2] for n in graph.nodes]]
+        if graph.nodes else None,
     )

@@ -285,6 +285,9 @@ class Cluster:
     cliche_score: float
     level: int = 0
     parent_id: str | None = None
+    #: the two shares ``coverage`` combines (:func:`creagraph.tig.cliche.coverage_share`)
+    model_share: float = 0.0
+    response_share: float = 0.0
 
     @property
     def summary(self) -> str:
@@ -331,6 +334,9 @@ class ChecklistAnchor:
     coverage: float
     centrality: float
     convergence: float
+    #: the two shares ``coverage`` combines (:func:`creagraph.tig.cliche.coverage_share`)
+    model_share: float = 0.0
+    response_share: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)

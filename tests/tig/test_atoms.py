@@ -274,3 +274,85 @@ def test_a_runaway_response_is_read_only_up_to_its_first_words(offline_extractor
     later = {f"zq{i}word" for i in range(MAX_IDEA_WORDS, 100_000)}
     assert not any(set(atom.text.split()) & later for atom in atoms)
     assert idea_head(head) == head and len(idea_head(tail).split()) == MAX_IDEA_WORDS
+
+
+# Real Core Ideas (NoveltyBench curated, MCTB Alternative Uses) whose phrases were graded
+# fragments in issue 27, with the content phrases they must give instead.
+REAL_FRAGMENTS = [
+    ("Andrew Wiles won the Fields Medal in 1998.", ["Andrew Wiles", "Fields Medal", "1998"]),
+    ("Emma had rescued Max, a scruffy terrier mix, from the local shelter three years ago, "
+     "and they had been inseparable ever since.",
+     ["Emma", "rescued Max", "scruffy terrier mix", "local shelter"]),
+    ("Like venom coursing through my veins,", ["venom", "veins"]),
+    ("There's no single \"least well-suited\" breed, as individual dogs vary greatly.",
+     ["breed", "individual dogs"]),
+    ("Pittsburgh's past pollution contributed significantly.", ["Pittsburgh's past pollution"]),
+    ("Magnet maze tabletop toy moving a steel ball from below",
+     ["Magnet maze tabletop toy", "steel ball", "from below"]),
+    ("Temporary phone stand", ["phone stand"]),
+    ("Miniature escape room puzzle box", ["escape room puzzle box"]),
+    ("Makeshift compass needle when magnetized", ["compass needle"]),
+]
+
+
+@pytest.mark.parametrize(("idea", "expected"), REAL_FRAGMENTS)
+def test_chunk_phrases_gives_content_phrases_not_fragments(idea, expected):
+    assert [p.text for p in chunk_phrases(idea)] == expected
+
+
+def test_no_bare_words_or_trailing_verbs_on_real_responses():
+    """On real NoveltyBench first sentences: no atom candidate is a lone verb form,
+    adjective, adverb or generic noun when the idea has other phrases, and none ends in an
+    adverb or a verb of the unambiguous list (issue 27: ideas, not fragments)."""
+    from creagraph.tig import atoms as module
+
+    responses = load_noveltybench_curated(task_ids=["curated-0", "curated-1", "curated-10",
+                                                    "curated-11"])
+    checked = 0
+    for response in responses:
+        phrases = chunk_phrases(response.core_idea)
+        for phrase in phrases:
+            words = [w.casefold() for w in module._WORD.findall(phrase.text)]
+            if phrase.cue == "perspective":
+                continue
+            assert not module._is_adverb(words[-1]), phrase.text
+            if len(words) > 1:
+                assert words[-1] not in module._VERBS, phrase.text
+                assert not module._is_participle(words[-1]), phrase.text
+            elif len(phrases) > 1 and phrase.cue != "purpose":
+                assert not module._is_bare_word(response.core_idea, phrase), phrase.text
+            checked += 1
+    assert checked > 500
+
+
+def test_short_answer_idea_is_one_content_phrase():
+    from creagraph.tig.atoms import short_answer_idea
+
+    brief = "List alternative uses for a bottle."
+    cases = {
+        "Rolling pin for dough and pastry": "Rolling pin",
+        "Bottle cap for a jar": "Bottle cap",
+        "Tool for aerating compacted soil": "aerating compacted soil",
+        "Self-watering system for plants using inverted technique": "Self-watering system",
+    }
+    for answer, head in cases.items():
+        found = short_answer_idea(answer, "use", brief)
+        assert found is not None and found.text == head and found.cue == "idea"
+        assert answer[found.start:found.end] == found.text
+    thing = short_answer_idea("A slamming door at midnight", "instance",
+                              "What is a surprising thing that makes a NOISE?")
+    assert thing is not None and thing.text == "slamming door"
+    outcome = short_answer_idea("Night shifts would vanish, and cities would stay awake",
+                                "consequence")
+    assert outcome is not None and outcome.text == "Night shifts would vanish"
+    assert short_answer_idea("A fern in a jar", "visual") is None
+    assert short_answer_idea("", "use") is None
+
+
+def test_offline_extractor_gives_a_use_answer_one_idea(offline_extractor):
+    brief = "List alternative uses for a bottle."
+    responses = [Response("aut-bottle", brief, "m", i, text, family="Alternative Uses")
+                 for i, text in enumerate(["Rolling pin for dough and pastry",
+                                           "Makeshift compass needle when magnetized"])]
+    extracted = offline_extractor.extract(responses)
+    assert extracted == [[Atom("carrier", "Rolling pin")], [Atom("carrier", "compass needle")]]

@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 from creagraph.tig.cliche import (
     centrality_share,
     cliche_score,
+    coverage_share,
     internal_convergence,
     model_coverage,
+    response_coverage,
 )
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -84,3 +86,36 @@ def test_convergence_matches_brute_force():
     assert result[3] == 0.0  # empty cluster
     single = internal_convergence(vectors[:1], np.array([1]), np.array([0]), 1)
     assert single.tolist() == [0.0]
+
+
+def test_response_share_and_combined_coverage():
+    assert response_coverage([3, 30], 30).tolist() == pytest.approx([0.1, 1.0])
+    with pytest.raises(ValueError):
+        response_coverage([31], 30)
+    with pytest.raises(ValueError):
+        response_coverage([1], 0)
+    assert coverage_share(1.0, 1.0) == pytest.approx(1.0)
+    assert coverage_share(0.0, 0.7) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="response share"):
+        coverage_share(0.5, 1.5)
+    # every model has the idea once vs. in most answers: the model share alone saturates
+    # at 1 for both; the combined coverage separates them
+    rare, common = coverage_share(1.0, 0.05), coverage_share(1.0, 0.8)
+    assert common > rare
+    assert cliche_score(common, 0.5, 0.5) > cliche_score(rare, 0.5, 0.5)
+
+
+@given(unit, unit, unit, unit, unit, unit, st.integers(0, 1))
+def test_cliche_score_increasing_in_each_share(m, r, c, v, low, high, which):
+    """Via the combined coverage, the ClichéScore is non-decreasing in the model share and
+    in the response share, and strictly increasing when the other share is positive."""
+    low, high = sorted((low, high))
+    shares_low = [m, r]
+    shares_high = [m, r]
+    shares_low[which], shares_high[which] = low, high
+    s_low = cliche_score(float(coverage_share(*shares_low)), c, v)
+    s_high = cliche_score(float(coverage_share(*shares_high)), c, v)
+    assert s_high >= s_low - 1e-12
+    other = shares_low[1 - which]
+    if high - low > 1e-6 and other > 1e-3:
+        assert s_high > s_low

@@ -45,7 +45,9 @@ def test_noveltybench_full_pipeline(offline_extractor):
             for value in (cluster.cliche_score, cluster.coverage, cluster.centrality,
                           cluster.convergence):
                 assert 0.0 <= value <= 1.0
-            assert cluster.coverage == pytest.approx(len(cluster.models) / 24, abs=1e-6)
+            assert cluster.model_share == pytest.approx(len(cluster.models) / 24, abs=1e-6)
+            assert cluster.coverage == pytest.approx(
+                (cluster.model_share * cluster.response_share) ** 0.5, abs=1e-5)
 
         # L2MO population sizes, every pair: 22 models × 10 samples
         per_model = table.model_responses()

@@ -124,12 +124,18 @@ def test_clusters_and_scores(small):
         nodes = np.flatnonzero(population.node_cluster == k)
         assert {population.canonical[n].type for n in nodes} == {cluster.type}
         assert 0 <= cluster.cliche_score <= 1
-        assert cluster.coverage == pytest.approx(len(cluster.models) / 3)
+        assert cluster.model_share == pytest.approx(len(cluster.models) / 3)
+        # coverage combines the shares of models and of responses (issue 27)
+        responses = {p[1] for n in nodes for p in population.canonical[n].provenance}
+        assert cluster.response_share == pytest.approx(
+            len(responses) / population.n_responses, abs=1e-6)
+        assert cluster.coverage == pytest.approx(
+            (cluster.model_share * cluster.response_share) ** 0.5, abs=1e-5)
     plant_cluster = population.clusters[
         population.node_cluster[_node(population, "carrier", "potted plant")]]
     # model A hits the plants with three samples: coverage counts models, not samples
     assert "A" in plant_cluster.models and "C" in plant_cluster.models
-    assert plant_cluster.coverage == pytest.approx(len(plant_cluster.models) / 3)
+    assert plant_cluster.model_share == pytest.approx(len(plant_cluster.models) / 3)
     assert max(c.centrality for c in population.clusters) == pytest.approx(1.0)
 
 
@@ -188,3 +194,34 @@ def test_networkx_export_holds_the_graph(small):
     assert all(key == d["kind"] for *_, key, d in graph.edges(keys=True, data=True))
     # parallel edges of different kinds (co-occurring similar ideas) stay apart by key
     assert graph.number_of_edges() == len(population.edges)
+
+
+def test_coverage_separates_clusters_every_model_hits(embedder):
+    """Issue 27: an idea in every answer and one in a single answer per model both have a
+    model share of 1; the coverage (with the response share) separates them, and the
+    ClichéScore ranks the idea of every answer first."""
+    from creagraph.tig.anchors import select_cliche_clusters
+
+    ideas = {}
+    for model in ("X", "Y", "Z"):
+        for sample in range(4):
+            atoms = [("carrier", "doorstop")]
+            text = f"{model} {sample}: a doorstop"
+            if sample == 0:
+                atoms.append(("carrier", "pizza oven"))
+                text += " and a pizza oven"
+            ideas[(model, sample)] = (text, atoms)
+    responses = [Response("brick", "Uses for a brick.", m, s, text)
+                 for (m, s), (text, _) in ideas.items()]
+    spec = {text: atoms for text, atoms in ideas.values()}
+    tables = build_atom_tables(responses, PreExtractedAtoms(atoms_by_text(responses, spec)),
+                               embedder, show_progress=False)
+    population = build_population(tables["brick"])
+    by_label = {c.labels[0]: c for c in population.clusters}
+    door, book = by_label["doorstop"], by_label["pizza oven"]
+    assert door.model_share == book.model_share == 1.0
+    assert door.response_share == 1.0 and book.response_share == pytest.approx(0.25)
+    assert door.coverage == pytest.approx(1.0) and book.coverage == pytest.approx(0.5)
+    assert door.cliche_score > book.cliche_score
+    top = select_cliche_clusters(population, top_k=1)
+    assert population.clusters[top[0]].labels[0] == "doorstop"
