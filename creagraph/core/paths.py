@@ -1,4 +1,5 @@
-"""Where the repository's data folders live (``wikidata/``), and small readers of them."""
+"""Where the repository's data folders live (``wikidata/``, ``docs/``), and small readers of
+them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import functools
 import os
 from pathlib import Path
 
-__all__ = ["wikidata_dir", "default_store_dir", "default_slice_path", "inverse_labels"]
+__all__ = [
+    "wikidata_dir",
+    "spec_path",
+    "default_store_dir",
+    "default_slice_path",
+    "inverse_labels",
+]
 
 
 def wikidata_dir() -> Path:
@@ -31,13 +38,38 @@ def wikidata_dir() -> Path:
 
 def _packaged_wikidata() -> Path | None:
     """``creagraph/wikidata`` inside an installed package, if it is there on disk."""
+    return _packaged_folder("wikidata")
+
+
+def _packaged_folder(name: str) -> Path | None:
+    """``creagraph/<name>`` inside an installed package, if it is there on disk."""
     from importlib.resources import files
 
     try:
-        folder = files("creagraph") / "wikidata"
+        folder = files("creagraph") / name
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - unusual loaders
         return None
     return folder if isinstance(folder, Path) and folder.is_dir() else None
+
+
+def spec_path() -> Path:
+    """creagraph's specification, the document every "SPEC §x.y" citation refers to.
+
+    An installed package carries it as package data (``creagraph/docs/spec.md``); a
+    checkout (or an editable install) reads ``docs/spec.md`` at the top of the repository.
+
+    Examples
+    --------
+    >>> spec_path().read_text(encoding="utf-8").startswith("# creagraph specification")
+    True
+    """
+    folder = _packaged_folder("docs") or Path(__file__).resolve().parents[2] / "docs"
+    path = folder / "spec.md"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: creagraph's specification not found (reinstall creagraph)"
+        )
+    return path
 
 
 def default_store_dir() -> Path:

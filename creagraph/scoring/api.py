@@ -1,8 +1,27 @@
 """CREATE scoring in one call: :func:`score` (SPEC §3.2–3.8, §6 "Python API first").
 
+One answer of two paths, judged by the scores stored beside it (``judge="kg"`` grounds them
+in a graph instead), its path strings embedded with the hashing embedder (the default is
+all-MiniLM-L6-v2):
+
 >>> import creagraph
->>> tables = creagraph.score("answers.jsonl", judge="stored", mode="published")  # doctest: +SKIP
->>> tables.summary[0]["s_0.9_mean"]                                                # doctest: +SKIP
+>>> from creagraph.core.embeddings import HashingEmbedder
+>>> answer = {
+...     "query": "What are different ways of connecting Ada and someone who is a poet?",
+...     "entity_a": "Ada", "entity_b": "poet", "rel_b": "occupation", "model": "demo",
+...     "path_prediction": '<answer>{"1": [["Ada", "spouse", "Cy"], ["Cy", "occupation", '
+...     '"poet"]], "2": [["Ada", "award received", "Prize"], ["Prize", "awarded to", "Bea"], '
+...     '["Bea", "occupation", "poet"]]}</answer>',
+...     "raw_salience_scores_0": [[5, 5], [4, 5, 5]],
+...     "parsed_scores_factuality_0": [[1, 1], [1, 1, 1]],
+... }
+>>> tables = creagraph.score([answer], judge="stored", embedder=HashingEmbedder(64))
+>>> [(p["valid"], p["quality"]) for p in tables.paths]
+[(True, 5.0), (True, 4.0)]
+>>> tables.queries[0]["utility"]
+{'0.7': 7.8, '0.9': 8.6}
+>>> tables.summary[0]["model"], tables.summary[0]["s_0.9_mean"]
+('demo', 8.6)
 
 :func:`score` reads answers (files, or records as dicts), builds the scorer the way
 ``creagraph score`` does (:func:`build_scorer`, from a :class:`ScorerConfig` with named
