@@ -4,8 +4,9 @@ them."""
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
+
+from creagraph.core import settings
 
 __all__ = [
     "wikidata_dir",
@@ -23,7 +24,7 @@ def wikidata_dir() -> Path:
     package data (``creagraph/wikidata``, found with :mod:`importlib.resources`); a
     checkout (or an editable install) uses the folder at the top of the repository.
     """
-    env = os.environ.get("CREAGRAPH_WIKIDATA_DIR")
+    env = settings.value("CREAGRAPH_WIKIDATA_DIR")
     if env:
         path = Path(env)
     else:
@@ -73,22 +74,15 @@ def spec_path() -> Path:
 
 
 def default_store_dir() -> Path:
-    """Default embedded store: ``$CREAGRAPH_STORE`` or ``~/.cache/creagraph/store``."""
-    env = os.environ.get("CREAGRAPH_STORE")
-    if env:
-        return Path(env)
-    cache = os.environ.get("CREAGRAPH_CACHE_DIR")
-    return (Path(cache) if cache else Path.home() / ".cache" / "creagraph") / "store"
+    """Default embedded store: ``$CREAGRAPH_STORE`` or ``~/.cache/creagraph/store``
+    (:func:`creagraph.core.settings.store_dir`)."""
+    return settings.store_dir()
 
 
 def default_slice_path() -> Path:
-    """The shared Wikidata slice: ``$CREAGRAPH_SLICE`` or ``../shared/data/wikidata-slice/
-    slice.nt.gz`` relative to the repository root."""
-    env = os.environ.get("CREAGRAPH_SLICE")
-    if env:
-        return Path(env)
-    root = Path(__file__).resolve().parents[2]
-    return root.parent / "shared" / "data" / "wikidata-slice" / "slice.nt.gz"
+    """The shared Wikidata slice: ``$CREAGRAPH_SLICE``, else ``data/wikidata-slice/
+    slice.nt.gz`` in the shared folder (:func:`creagraph.core.settings.slice_path`)."""
+    return settings.slice_path()
 
 
 @functools.cache

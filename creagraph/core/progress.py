@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
+
+from creagraph.core import settings
 
 try:  # notebook widgets only where ipywidgets exists (tqdm.auto warns on stderr otherwise)
     import ipywidgets  # noqa: F401
@@ -18,7 +19,7 @@ T = TypeVar("T")
 
 
 def _disabled() -> bool:
-    return os.environ.get("CREAGRAPH_PROGRESS", "1") == "0"
+    return not settings.enabled("CREAGRAPH_PROGRESS")
 
 
 def progress(

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from creagraph.cliopts import LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
+from creagraph.cliopts import ConfigOpt, LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
 from creagraph.core.io import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -120,6 +120,7 @@ def create(
     no_cache: NoCacheOpt = False,
     model_name: ModelNameOpt = None,
     fresh: FreshOpt = False,
+    config_file: ConfigOpt = None,
 ) -> None:
     """Send each CREATE query (× --samples) to a model and write OUT/answers.jsonl in the
     form `creagraph score` reads; a re-run resumes, asking only what has no reply yet."""

@@ -340,7 +340,8 @@ def score(
         Keep the output files here (resumable, as ``creagraph score --out``); by default
         a temporary directory is used and removed.
     config : ScorerConfig, optional
-        All of the above at once; keyword arguments given explicitly are ignored then.
+        All of the above at once. A keyword argument set to something other than its
+        default and other than the config's value is an error (which one holds?).
 
     Returns
     -------
@@ -360,6 +361,7 @@ def score(
             llm_api_key_env=llm_api_key_env,
         )
     else:
+        _check_keywords_agree(config, locals())
         config = replace(config, judge=plain(config.judge), mode=plain(config.mode))
     config.validate()
     from creagraph.scoring.pipeline import score_files
@@ -370,6 +372,26 @@ def score(
         return _collect(Path(out), score_files(rows, scorer, out), keep=True)
     with tempfile.TemporaryDirectory(prefix="creagraph-score-") as tmp:
         return _collect(Path(tmp), score_files(rows, scorer, tmp), keep=False)
+
+
+def _check_keywords_agree(config: ScorerConfig, given: Mapping[str, Any]) -> None:
+    """Refuse a keyword of :func:`score` that was changed from its default and says
+    something else than ``config`` (a silently ignored keyword would mislead)."""
+    import inspect
+
+    defaults = inspect.signature(score).parameters
+    for name in ("judge", "mode", "store", "endpoint", "factuality_threshold", "llm_base_url",
+                 "llm_model", "llm_api_key_env", "ceiling_k", "threads"):  # fmt: skip
+        value, held = given[name], getattr(config, name)
+        if value == defaults[name].default:
+            continue
+        if name == "store" and held is not None:
+            value, held = Path(value).resolve(), Path(held).resolve()
+        if plain(value) != plain(held):
+            raise ValueError(
+                f"score(): {name}={given[name]!r} conflicts with config.{name}="
+                f"{getattr(config, name)!r}; give it in one place"
+            )
 
 
 def _collect(out: Path, counts: dict[str, int], *, keep: bool) -> ScoreTables:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from creagraph.cliopts import (
+    ConfigOpt,
     EndpointOpt,
     Engine,
     JudgeKind,
@@ -220,6 +221,7 @@ def score(
             "slice's negatives.tsv.gz): the kg judge refutes them."
         ),
     ] = None,
+    config_file: ConfigOpt = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
 

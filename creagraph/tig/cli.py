@@ -32,6 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
+from creagraph.cliopts import ConfigOpt
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
@@ -632,6 +633,7 @@ def score(
         Path | None, typer.Option("--summary", help="Also write the per-model summary "
                                   "(novelty mean, bootstrap interval, distinct share) as JSON.")
     ] = None,
+    config_file: ConfigOpt = None,
     *,
     shared: _Shared,
 ) -> None:
@@ -857,6 +859,7 @@ def judge(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="--judge llm: do not read or write the reply cache "
         "($CREAGRAPH_CACHE_DIR/llm-replies.sqlite).")] = False,
+    config_file: ConfigOpt = None,
     *,
     shared: _Shared,
 ) -> None:
