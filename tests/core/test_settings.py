@@ -75,9 +75,8 @@ def test_value_reads_the_environment_and_overrides_win(monkeypatch):
     assert settings.value("CREAGRAPH_SPARQL_SEARCH") is None
     with pytest.raises(KeyError, match="CREAGRAPH_SPARQL_TIMOUT is not a creagraph setting"):
         settings.value("CREAGRAPH_SPARQL_TIMOUT")
-    with pytest.raises(KeyError):
-        with settings.overridden(CREAGRAPH_NOPE="1"):
-            pass
+    with pytest.raises(KeyError), settings.overridden(CREAGRAPH_NOPE="1"):
+        pass
 
 
 @pytest.mark.parametrize(("raw", "on"), [("0", False), ("false", False), ("NO", False),
