@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from creagraph.core.graph import KnowledgeGraph
 
 # The choices are the library's, re-exported for the commands that import them from here.
 from creagraph.scoring.config import Engine, JudgeKind, Mode
@@ -112,7 +115,7 @@ EndpointOpt = Annotated[
 OutOpt = Annotated[Path, typer.Option("--out", help="Output directory.")]
 
 
-def open_graph_option(store: Path | None, endpoint: str | None):
+def open_graph_option(store: Path | None, endpoint: str | None) -> KnowledgeGraph:
     """The knowledge graph the user chose with ``--store`` / ``--endpoint``."""
     from creagraph.kg import open_graph
 

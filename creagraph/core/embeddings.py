@@ -198,7 +198,7 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> Any:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from creagraph.core import settings
 
@@ -32,7 +32,8 @@ def progress(
 
 
 def progress_bar(
-    *, total: float | None = None, desc: str = "", unit: str = "it", disable: bool = False, **kwargs
+    *, total: float | None = None, desc: str = "", unit: str = "it", disable: bool = False,
+    **kwargs: Any,
 ) -> tqdm:
     """A manually updated progress bar (``bar.update(n)``), e.g. for bytes read."""
     return tqdm(
