@@ -14,6 +14,10 @@ The core install covers the statistics and the knowledge-graph layer; embeddings
 distributed engines, the report and Parquet come with extras (``pip install
 'creagraph[embed]'``; :mod:`creagraph.core.extras`).
 
+"SPEC §x.y" in docstrings and comments means section x.y of creagraph's specification,
+``docs/spec.md`` in the repository, shipped as ``creagraph/docs/spec.md``
+(:func:`creagraph.core.paths.spec_path`).
+
 CREATE scoring in one call: ``creagraph.score(answers, judge=..., mode=..., store=...)``
 (:func:`creagraph.scoring.api.score`), configured by keywords or a
 :class:`~creagraph.scoring.config.ScorerConfig`.

@@ -14,7 +14,11 @@ from pathlib import Path
 
 import typer
 
+from creagraph.core import settings
 from creagraph.core.io import InputError
+
+#: Help is as wide as the terminal (COLUMNS), up to this.
+HELP_MAX_WIDTH = 1000
 
 app = typer.Typer(
     name="creagraph",
@@ -22,6 +26,11 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help as plain text (click's formatter), for every command: it wraps whole paragraphs
+    # to the terminal's width and puts a long option's help under it, where rich's tables
+    # cut option names and help at 80 columns ("--factuality-thr…").
+    rich_markup_mode=None,
+    context_settings={"max_content_width": HELP_MAX_WIDTH},
 )
 
 
@@ -67,24 +76,29 @@ def demo(
     tig_runs: int = typer.Option(
         3, "--tig-runs", help="Runs per model and AUT object in the TIG population."
     ),
+    shared_dir: Path | None = typer.Option(
+        None,
+        "--shared-dir",
+        help="Shared data folder: slice, sample outputs, AUT population "
+        "(default $CREAGRAPH_SHARED_DIR, else ../shared beside a checkout).",
+    ),
 ) -> None:
     """Run the whole pipeline on the embedded default graph (the shared Wikidata slice):
     generate queries, score the published sample outputs, TIG anchors on a shared
     population, and an HTML report; prints where the report is."""
     from creagraph.demo import run_demo
 
-    run_demo(slice_path, store, out, kg_queries=kg_queries, tig_runs=tig_runs)
+    run_demo(
+        slice_path, store, out, kg_queries=kg_queries, tig_runs=tig_runs, shared_dir=shared_dir
+    )
 
 
 #: Set by ``--debug`` (or ``CREAGRAPH_DEBUG=1``): errors also print their traceback.
 _DEBUG_ENV = "CREAGRAPH_DEBUG"
 _state = {"debug": False}
-#: Environment variables the global options set for the run (restored afterwards).
-_OPTION_ENV = ("CREAGRAPH_SPARQL_TIMEOUT", "CREAGRAPH_SPARQL_MAX_MB")
-
-
 @app.callback()
 def _global_options(
+    ctx: typer.Context,
     debug: bool = typer.Option(
         False, "--debug", help="On an error, also print the traceback (or CREAGRAPH_DEBUG=1)."
     ),
@@ -103,13 +117,17 @@ def _global_options(
     """Measure language-model creativity with knowledge graphs."""
     if debug:
         _state["debug"] = True
-    for name, value in zip(_OPTION_ENV, (sparql_timeout, sparql_max_mb)):
-        if value is not None:
-            os.environ[name] = repr(float(value))
+    # settings for this run only, passed on as settings (never written to os.environ)
+    ctx.with_resource(
+        settings.overridden(
+            CREAGRAPH_SPARQL_TIMEOUT=None if sparql_timeout is None else repr(sparql_timeout),
+            CREAGRAPH_SPARQL_MAX_MB=None if sparql_max_mb is None else repr(sparql_max_mb),
+        )
+    )
 
 
 def _debugging() -> bool:
-    return _state["debug"] or os.environ.get(_DEBUG_ENV, "").strip() not in ("", "0")
+    return _state["debug"] or settings.enabled(_DEBUG_ENV, default=False)
 
 
 def _one_line(text: object) -> str:
@@ -206,7 +224,6 @@ def main(argv: list[str] | None = None) -> int:
     and exits 2 (an interrupt exits 130); ``--debug`` or ``CREAGRAPH_DEBUG=1`` also
     prints the traceback. A mistyped command or option is one line too.
     """
-    saved = {name: os.environ.get(name) for name in _OPTION_ENV}
     args = list(sys.argv[1:] if argv is None else argv)
     # --debug is honoured anywhere before a `--` (not only before the command name)
     end = args.index("--") if "--" in args else len(args)
@@ -241,12 +258,6 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         typer.secho(f"error: {describe_error(exc)}", fg="red", err=True)
         return 2
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     return code if type(code) is int else 0  # typer.Exit(n) comes back as n
 
 

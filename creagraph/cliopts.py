@@ -5,15 +5,20 @@ backend, the same way on every command that reads a graph. Every command that ca
 LLM takes ``--llm-base-url``, ``--llm-model`` and ``--llm-api-key-env`` (the *name* of the
 environment variable holding the key, so keys never appear in shell history); a property
 id is ``--property``; every output is ``--out``. Choices are enums, so typos fail with
-the list of valid values.
+the list of valid values. ``--config FILE`` (:data:`ConfigOpt`) reads option values from a
+TOML file.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from creagraph.core.graph import KnowledgeGraph
 
 # The choices are the library's, re-exported for the commands that import them from here.
 from creagraph.scoring.config import Engine, JudgeKind, Mode
@@ -34,6 +39,8 @@ __all__ = [
     "LlmApiKeyEnvOpt",
     "api_key_from_env",
     "deprecated_alias",
+    "ConfigOpt",
+    "read_option_file",
 ]
 
 
@@ -108,7 +115,7 @@ EndpointOpt = Annotated[
 OutOpt = Annotated[Path, typer.Option("--out", help="Output directory.")]
 
 
-def open_graph_option(store: Path | None, endpoint: str | None):
+def open_graph_option(store: Path | None, endpoint: str | None) -> KnowledgeGraph:
     """The knowledge graph the user chose with ``--store`` / ``--endpoint``."""
     from creagraph.kg import open_graph
 
@@ -126,3 +133,79 @@ def deprecated_alias(new: Any, old: Any, new_flag: str, old_flag: str) -> Any:
     if new is not None and new != [] and new != old:
         raise InputError(f"give {new_flag} or the deprecated {old_flag}, not both")
     return old
+
+
+def read_option_file(path: str | os.PathLike[str], command: Any) -> dict[str, Any]:
+    """The option values of a TOML file, by the parameter names of ``command`` (a click
+    command): each key is an option's name as typed (``factuality-threshold``, with or
+    without the leading ``--``) or its parameter name (``factuality_threshold``).
+
+    Raises
+    ------
+    InputError
+        The file cannot be read, is not TOML, holds a table, or names a key that is not an
+        option of the command (naming the key and the file).
+
+    Examples
+    --------
+    >>> import click, tempfile
+    >>> cmd = click.Command("x", params=[click.Option(["--top-k"], type=int)])
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = Path(d) / "x.toml"
+    ...     _ = path.write_text("top-k = 3")
+    ...     read_option_file(path, cmd)
+    {'top_k': 3}
+    """
+    import tomllib
+
+    from creagraph.core.io import InputError
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the --config file ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not a TOML file: {exc}") from None
+    names: dict[str, str] = {}
+    for param in command.params:
+        if param.name is None or "--config" in param.opts:
+            continue
+        names[param.name] = names[param.name.replace("_", "-")] = param.name
+        for flag in (*param.opts, *getattr(param, "secondary_opts", ())):
+            names[flag.lstrip("-")] = param.name
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = names.get(key.lstrip("-"))
+        if name is None:
+            raise InputError(
+                f"{path}: {key!r} is not an option of `{command.name}` (keys are option names "
+                "such as " + ", ".join(sorted({k for k in names if "-" in k})[:4]) + ")"
+            )
+        if isinstance(value, dict):
+            raise InputError(f"{path}: {key!r} must be a value, not a table")
+        values[name] = value
+    return values
+
+
+def _apply_option_file(ctx: typer.Context, param: Any, value: Path | None) -> Path | None:
+    """``--config``: the file's values become the command's defaults, so an option given
+    on the command line still wins."""
+    if value is not None and not ctx.resilient_parsing:
+        ctx.default_map = {**(ctx.default_map or {}), **read_option_file(value, ctx.command)}
+    return value
+
+
+#: ``--config FILE``: option values from a TOML file (keys are option names; the command
+#: line wins; an unknown key is an error naming it and the file).
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        is_eager=True,
+        callback=_apply_option_file,
+        help="TOML file of option values, keys named as the options (factuality-threshold "
+        "= 0.5); options given on the command line win.",
+    ),
+]

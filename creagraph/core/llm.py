@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from creagraph.core import settings
 from creagraph.core.io import InputError
 from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
 
@@ -416,8 +417,7 @@ class MapResult:
 
 def default_reply_cache_path() -> Path:
     """``$CREAGRAPH_CACHE_DIR/llm-replies.sqlite`` (else ``~/.cache/creagraph/…``)."""
-    cache = os.environ.get("CREAGRAPH_CACHE_DIR")
-    return (Path(cache) if cache else Path.home() / ".cache" / "creagraph") / "llm-replies.sqlite"
+    return settings.cache_dir() / "llm-replies.sqlite"
 
 
 class ReplyCache:

@@ -15,9 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from creagraph.core.graph import KnowledgeGraph
 
 __all__ = [
     "triple_class_size",
@@ -46,7 +49,7 @@ UtilityMode = Literal["paper", "published"]
 Triple = Sequence[str]
 
 
-def triple_class_size(kg, subject: str, prop: str, obj: str) -> int:
+def triple_class_size(kg: KnowledgeGraph, subject: str, prop: str, obj: str) -> int:
     """``max(|C_A|, |C_B|)`` for a grounded triple (SPEC §3.4), counted exactly in ``kg``.
 
     ``C_A = {x : (x, prop, obj)}`` and ``C_B = {y : (subject, prop, y)}``; ``kg`` is any

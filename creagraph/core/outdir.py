@@ -556,9 +556,14 @@ def check_output_file(
     Raises
     ------
     InputError
-        When ``out`` is an input or an existing file creagraph did not write.
+        When ``out`` is an input or an existing file creagraph did not write, or a
+        ``.parquet`` file without the parquet extra (checked now, not after the work).
     """
     path = Path(out)
+    if path.suffix.lower() == ".parquet":
+        from creagraph.core.extras import require
+
+        require("pyarrow.parquet", "parquet", "needed to write .parquet files")
     _check_not_input(path, inputs)
     _check_file_unless_locked(path, command)
 

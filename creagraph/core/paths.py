@@ -1,12 +1,20 @@
-"""Where the repository's data folders live (``wikidata/``), and small readers of them."""
+"""Where the repository's data folders live (``wikidata/``, ``docs/``), and small readers of
+them."""
 
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
-__all__ = ["wikidata_dir", "default_store_dir", "default_slice_path", "inverse_labels"]
+from creagraph.core import settings
+
+__all__ = [
+    "wikidata_dir",
+    "spec_path",
+    "default_store_dir",
+    "default_slice_path",
+    "inverse_labels",
+]
 
 
 def wikidata_dir() -> Path:
@@ -16,7 +24,7 @@ def wikidata_dir() -> Path:
     package data (``creagraph/wikidata``, found with :mod:`importlib.resources`); a
     checkout (or an editable install) uses the folder at the top of the repository.
     """
-    env = os.environ.get("CREAGRAPH_WIKIDATA_DIR")
+    env = settings.value("CREAGRAPH_WIKIDATA_DIR")
     if env:
         path = Path(env)
     else:
@@ -31,32 +39,50 @@ def wikidata_dir() -> Path:
 
 def _packaged_wikidata() -> Path | None:
     """``creagraph/wikidata`` inside an installed package, if it is there on disk."""
+    return _packaged_folder("wikidata")
+
+
+def _packaged_folder(name: str) -> Path | None:
+    """``creagraph/<name>`` inside an installed package, if it is there on disk."""
     from importlib.resources import files
 
     try:
-        folder = files("creagraph") / "wikidata"
+        folder = files("creagraph") / name
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - unusual loaders
         return None
     return folder if isinstance(folder, Path) and folder.is_dir() else None
 
 
+def spec_path() -> Path:
+    """creagraph's specification, the document every "SPEC §x.y" citation refers to.
+
+    An installed package carries it as package data (``creagraph/docs/spec.md``); a
+    checkout (or an editable install) reads ``docs/spec.md`` at the top of the repository.
+
+    Examples
+    --------
+    >>> spec_path().read_text(encoding="utf-8").startswith("# creagraph specification")
+    True
+    """
+    folder = _packaged_folder("docs") or Path(__file__).resolve().parents[2] / "docs"
+    path = folder / "spec.md"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: creagraph's specification not found (reinstall creagraph)"
+        )
+    return path
+
+
 def default_store_dir() -> Path:
-    """Default embedded store: ``$CREAGRAPH_STORE`` or ``~/.cache/creagraph/store``."""
-    env = os.environ.get("CREAGRAPH_STORE")
-    if env:
-        return Path(env)
-    cache = os.environ.get("CREAGRAPH_CACHE_DIR")
-    return (Path(cache) if cache else Path.home() / ".cache" / "creagraph") / "store"
+    """Default embedded store: ``$CREAGRAPH_STORE`` or ``~/.cache/creagraph/store``
+    (:func:`creagraph.core.settings.store_dir`)."""
+    return settings.store_dir()
 
 
 def default_slice_path() -> Path:
-    """The shared Wikidata slice: ``$CREAGRAPH_SLICE`` or ``../shared/data/wikidata-slice/
-    slice.nt.gz`` relative to the repository root."""
-    env = os.environ.get("CREAGRAPH_SLICE")
-    if env:
-        return Path(env)
-    root = Path(__file__).resolve().parents[2]
-    return root.parent / "shared" / "data" / "wikidata-slice" / "slice.nt.gz"
+    """The shared Wikidata slice: ``$CREAGRAPH_SLICE``, else ``data/wikidata-slice/
+    slice.nt.gz`` in the shared folder (:func:`creagraph.core.settings.slice_path`)."""
+    return settings.slice_path()
 
 
 @functools.cache

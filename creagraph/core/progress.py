@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from creagraph.core import settings
 
 try:  # notebook widgets only where ipywidgets exists (tqdm.auto warns on stderr otherwise)
     import ipywidgets  # noqa: F401
@@ -18,7 +19,7 @@ T = TypeVar("T")
 
 
 def _disabled() -> bool:
-    return os.environ.get("CREAGRAPH_PROGRESS", "1") == "0"
+    return not settings.enabled("CREAGRAPH_PROGRESS")
 
 
 def progress(
@@ -31,7 +32,8 @@ def progress(
 
 
 def progress_bar(
-    *, total: float | None = None, desc: str = "", unit: str = "it", disable: bool = False, **kwargs
+    *, total: float | None = None, desc: str = "", unit: str = "it", disable: bool = False,
+    **kwargs: Any,
 ) -> tqdm:
     """A manually updated progress bar (``bar.update(n)``), e.g. for bytes read."""
     return tqdm(

@@ -106,7 +106,7 @@ def _is_pid(text: str) -> bool:
 
 
 @functools.cache
-def _blas_controller():
+def _blas_controller() -> Any:
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
@@ -189,12 +189,12 @@ class RelationLinker:
     def __init__(
         self,
         kg: KnowledgeGraph,
-        embedder=None,
+        embedder: Any = None,
         *,
         properties: Sequence[str] | None = None,
         top_k: int = 4,
         min_similarity: float = 0.6,
-    ):
+    ) -> None:
         self.kg = kg
         self.embedder = embedder
         self.top_k = top_k

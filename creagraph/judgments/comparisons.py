@@ -64,6 +64,7 @@ __all__ = [
     "apply_empty_rule",
     "make_comparisons",
     "comparisons_from_records",
+    "as_comparisons",
     "count_matrices",
     "is_identifiable",
     "comparison_components",
@@ -597,4 +598,49 @@ def _restrict(comparisons: Comparisons, idx: np.ndarray) -> Comparisons:
         weight=comparisons.weight[keep],
         raters=None if comparisons.raters is None else comparisons.raters[keep],
         prompts=None if comparisons.prompts is None else comparisons.prompts[keep],
+    )
+
+
+#: Column names :func:`as_comparisons` reads from a table (pandas DataFrame).
+TABLE_COLUMNS = ("left", "right", "winner", "weight", "rater", "prompt")
+
+
+def as_comparisons(data: Any) -> Comparisons:
+    """``data`` as :class:`Comparisons`: a :class:`Comparisons` as is, a table (a pandas
+    DataFrame) with columns ``left``, ``right`` and ``winner`` (optionally ``weight``,
+    ``rater``, ``prompt``) through :func:`comparisons_from_records`; anything else is a
+    ``TypeError`` saying what to pass.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"left": ["a", "b"], "right": ["b", "c"], "winner": ["a", "tie"]})
+    >>> as_comparisons(table).outcome.tolist()
+    [1, 0]
+    >>> as_comparisons(table.rename(columns={"winner": "choice"}))
+    Traceback (most recent call last):
+    ...
+    TypeError: a table of comparisons needs the columns 'left', 'right' and 'winner' (it has 'left', 'right', 'choice'); rename them, or pass comparisons_from_records(table.to_dict('records'), left=..., right=..., winner=...)
+    """  # noqa: E501
+    if isinstance(data, Comparisons):
+        return data
+    columns = getattr(data, "columns", None)
+    if columns is not None and hasattr(data, "to_dict"):
+        names = [str(c) for c in columns]
+        if not {"left", "right", "winner"} <= set(names):
+            raise TypeError(
+                "a table of comparisons needs the columns 'left', 'right' and 'winner' (it has "
+                + ", ".join(repr(n) for n in names)
+                + "); rename them, or pass comparisons_from_records(table.to_dict('records'), "
+                "left=..., right=..., winner=...)"
+            )
+        optional = {c: c if c in names else None for c in ("weight", "rater", "prompt")}
+        return comparisons_from_records(
+            data.to_dict("records"), left="left", right="right", winner="winner",
+            weight=optional["weight"], rater=optional["rater"], prompt=optional["prompt"],
+        )  # fmt: skip
+    raise TypeError(
+        f"expected Comparisons, not {type(data).__name__}: build them with make_comparisons("
+        "left_items, right_items, winners) or comparisons_from_records(records, left=..., "
+        "right=..., winner=...), or pass a DataFrame with columns left, right, winner"
     )

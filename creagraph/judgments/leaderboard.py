@@ -23,6 +23,7 @@ from creagraph.judgments.comparisons import (
     _component_labels,
     _restrict,
     _warn_unconverged,
+    as_comparisons,
     comparison_components,
     count_matrices,
 )
@@ -248,8 +249,10 @@ def bradley_terry(
 
     Parameters
     ----------
-    comparisons : Comparisons
-        See :func:`make_comparisons`.
+    comparisons : Comparisons or pandas.DataFrame
+        See :func:`make_comparisons`; a table with columns ``left``, ``right``, ``winner``
+        (optionally ``weight``, ``rater``, ``prompt``) is read by
+        :func:`~creagraph.judgments.comparisons.as_comparisons`.
     ties : {"exclude", "half", "davidson"}
         Tie policy (module docstring). Ties always enter the diagnostics.
     alpha : float
@@ -295,6 +298,7 @@ def bradley_terry(
     >>> [row["item"] for row in res.leaderboard()], round(res.tie_rate, 2)
     (['a', 'c', 'b'], 0.2)
     """
+    comparisons = as_comparisons(comparisons)  # a DataFrame too, or say what to pass
     _check_fit_args(ties, ci, n_bootstrap, comparisons)
     n = comparisons.n_items
     li, ri, oc, w = _check_arrays(

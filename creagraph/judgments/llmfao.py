@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from creagraph.core import settings
 from creagraph.core.io import InputError, iter_csv_lines
 from creagraph.judgments.comparisons import Comparisons, make_comparisons
 
@@ -40,11 +41,10 @@ def default_llmfao_path() -> Path:
     >>> default_llmfao_path().parts[-3:]
     ('stats-testvectors', 'evalica', 'llmfao.csv')
     """
-    env = os.environ.get("CREAGRAPH_LLMFAO")
+    env = settings.value("CREAGRAPH_LLMFAO")
     if env:
         return Path(env)
-    root = Path(__file__).resolve().parents[2]
-    return root.parent / "shared" / "external" / "stats-testvectors" / "evalica" / "llmfao.csv"
+    return settings.shared_dir() / "external" / "stats-testvectors" / "evalica" / "llmfao.csv"
 
 
 def read_llmfao(path: str | os.PathLike[str] | None = None) -> Comparisons:

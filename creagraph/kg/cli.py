@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from creagraph.cliopts import EndpointOpt, StoreOpt, deprecated_alias, open_graph_option
-from creagraph.core.graph import is_pid, is_qid
+from creagraph.core.graph import EntityRecord, PropertyRecord, is_pid, is_qid
 from creagraph.core.io import InputError, dumps
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -89,6 +89,7 @@ def entity(
 ) -> None:
     """Show an entity's or property's label, aliases and description."""
     kg = open_graph_option(store, endpoint)
+    record: EntityRecord | PropertyRecord | None
     if is_qid(ident):
         record = kg.entity(ident)
     elif is_pid(ident):

@@ -17,6 +17,7 @@ import json
 import os
 from pathlib import Path
 
+from creagraph.core import settings
 from creagraph.core.io import atomic_write
 from creagraph.core.propvectors import (
     FILE_NAME,
@@ -37,7 +38,7 @@ def add_property_vectors(store: str | os.PathLike[str]) -> bool:
     """
     from creagraph.kg.embedded import EmbeddedKG
 
-    if os.environ.get("CREAGRAPH_PROPERTY_VECTORS", "1").strip() in ("0", "false", "no"):
+    if not settings.enabled("CREAGRAPH_PROPERTY_VECTORS"):
         return False
     folder = Path(store)
     kg = EmbeddedKG(folder)

@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlencode, urlparse
 
 from creagraph import __version__
+from creagraph.core import settings
 from creagraph.core.embeddings import default_cache_dir
 from creagraph.core.graph import (
     Category,
@@ -95,7 +96,7 @@ def _setting(value: float | None, env: str, default: float, name: str) -> float:
     """``value``, else the environment variable ``env``, else ``default``; positive, finite."""
     where = name
     if value is None:
-        raw = os.environ.get(env, "").strip()
+        raw = settings.value(env)
         if not raw:
             return default
         where = f"${env}"
@@ -412,7 +413,7 @@ class SparqlKG(NameSearch):
         self._lang = sparql_string(language)
         self._sleep = sleep
         if search_mode == "auto":
-            search_mode = os.environ.get("CREAGRAPH_SPARQL_SEARCH", "").strip() or "auto"
+            search_mode = settings.value("CREAGRAPH_SPARQL_SEARCH") or "auto"
         if search_mode == "auto":
             if parsed.netloc.endswith("query.wikidata.org"):
                 search_mode = "entitysearch"
@@ -433,7 +434,7 @@ class SparqlKG(NameSearch):
             self._cache = _ResponseCache(Path(cache))
         else:
             self._cache = None
-        env_ttl = os.environ.get("CREAGRAPH_SPARQL_CACHE_TTL")
+        env_ttl = settings.value("CREAGRAPH_SPARQL_CACHE_TTL")
         if cache_ttl is None and env_ttl is not None:
             try:
                 cache_ttl = float(env_ttl)

@@ -56,13 +56,27 @@ keeps ("quality > 3").
 
 Examples
 --------
->>> from creagraph.kg import EmbeddedKG                                    # doctest: +SKIP
->>> kg = EmbeddedKG("store")                                               # doctest: +SKIP
->>> oracle = oracle_paths(kg, query_record, k=3)                           # doctest: +SKIP
->>> oracle.n_strong, round(oracle.ceiling[0.9], 2)                         # doctest: +SKIP
-(41, 23.87)
->>> ceiling_fraction(model_utility=11.9, oracle=oracle, gamma=0.9)         # doctest: +SKIP
-0.4985...
+A tiny in-memory graph (a real store: ``creagraph.kg.EmbeddedKG("store")``) and the
+hashing embedder (the default is all-MiniLM-L6-v2):
+
+>>> from creagraph.core.embeddings import HashingEmbedder
+>>> from creagraph.kg.memory import MemoryKG
+>>> kg = MemoryKG(
+...     [("Q1", "P166", "Q10"), ("Q2", "P166", "Q10"), ("Q2", "P106", "Q20"),
+...      ("Q1", "P26", "Q3"), ("Q3", "P106", "Q20")],
+...     labels={"Q1": "Ada", "Q2": "Bea", "Q3": "Cy", "Q10": "Prize", "Q20": "poet",
+...             "P166": "award received", "P106": "occupation", "P26": "spouse"},
+... )
+>>> query = {"entity_a_id": "Q1", "rel_b_id": "P106", "entity_b_id": "Q20"}
+>>> oracle = oracle_paths(kg, query, k=3, embedder=HashingEmbedder(64))
+>>> [p.labelled for p in oracle.paths]  # doctest: +NORMALIZE_WHITESPACE
+[(('Ada', 'spouse', 'Cy'), ('Cy', 'occupation', 'poet')),
+ (('Ada', 'award received', 'Prize'), ('Prize', 'was awarded to', 'Bea'),
+  ('Bea', 'occupation', 'poet'))]
+>>> oracle.n_strong, oracle.ceiling
+(2, {0.7: 8.5, 0.9: 9.5})
+>>> round(ceiling_fraction(model_utility=4.0, oracle=oracle, gamma=0.9), 3)
+0.421
 
 References
 ----------

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from creagraph.cliopts import LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
+from creagraph.cliopts import ConfigOpt, LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
 from creagraph.core.io import InputError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -142,6 +142,7 @@ def create(
     fresh: FreshOpt = False,
     price_input: PriceInputOpt = None,
     price_output: PriceOutputOpt = None,
+    config_file: ConfigOpt = None,
 ) -> None:
     """Send each CREATE query (× --samples) to a model and write OUT/answers.jsonl in the
     form `creagraph score` reads; a re-run resumes, asking only what has no reply yet."""

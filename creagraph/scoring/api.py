@@ -1,8 +1,27 @@
 """CREATE scoring in one call: :func:`score` (SPEC §3.2–3.8, §6 "Python API first").
 
+One answer of two paths, judged by the scores stored beside it (``judge="kg"`` grounds them
+in a graph instead), its path strings embedded with the hashing embedder (the default is
+all-MiniLM-L6-v2):
+
 >>> import creagraph
->>> tables = creagraph.score("answers.jsonl", judge="stored", mode="published")  # doctest: +SKIP
->>> tables.summary[0]["s_0.9_mean"]                                                # doctest: +SKIP
+>>> from creagraph.core.embeddings import HashingEmbedder
+>>> answer = {
+...     "query": "What are different ways of connecting Ada and someone who is a poet?",
+...     "entity_a": "Ada", "entity_b": "poet", "rel_b": "occupation", "model": "demo",
+...     "path_prediction": '<answer>{"1": [["Ada", "spouse", "Cy"], ["Cy", "occupation", '
+...     '"poet"]], "2": [["Ada", "award received", "Prize"], ["Prize", "awarded to", "Bea"], '
+...     '["Bea", "occupation", "poet"]]}</answer>',
+...     "raw_salience_scores_0": [[5, 5], [4, 5, 5]],
+...     "parsed_scores_factuality_0": [[1, 1], [1, 1, 1]],
+... }
+>>> tables = creagraph.score([answer], judge="stored", embedder=HashingEmbedder(64))
+>>> [(p["valid"], p["quality"]) for p in tables.paths]
+[(True, 5.0), (True, 4.0)]
+>>> tables.queries[0]["utility"]
+{'0.7': 7.8, '0.9': 8.6}
+>>> tables.summary[0]["model"], tables.summary[0]["s_0.9_mean"]
+('demo', 8.6)
 
 :func:`score` reads answers (files, or records as dicts), builds the scorer the way
 ``creagraph score`` does (:func:`build_scorer`, from a :class:`ScorerConfig` with named
@@ -321,7 +340,8 @@ def score(
         Keep the output files here (resumable, as ``creagraph score --out``); by default
         a temporary directory is used and removed.
     config : ScorerConfig, optional
-        All of the above at once; keyword arguments given explicitly are ignored then.
+        All of the above at once. A keyword argument set to something other than its
+        default and other than the config's value is an error (which one holds?).
 
     Returns
     -------
@@ -341,6 +361,7 @@ def score(
             llm_api_key_env=llm_api_key_env,
         )
     else:
+        _check_keywords_agree(config, locals())
         config = replace(config, judge=plain(config.judge), mode=plain(config.mode))
     config.validate()
     from creagraph.scoring.pipeline import score_files
@@ -351,6 +372,26 @@ def score(
         return _collect(Path(out), score_files(rows, scorer, out), keep=True)
     with tempfile.TemporaryDirectory(prefix="creagraph-score-") as tmp:
         return _collect(Path(tmp), score_files(rows, scorer, tmp), keep=False)
+
+
+def _check_keywords_agree(config: ScorerConfig, given: Mapping[str, Any]) -> None:
+    """Refuse a keyword of :func:`score` that was changed from its default and says
+    something else than ``config`` (a silently ignored keyword would mislead)."""
+    import inspect
+
+    defaults = inspect.signature(score).parameters
+    for name in ("judge", "mode", "store", "endpoint", "factuality_threshold", "llm_base_url",
+                 "llm_model", "llm_api_key_env", "ceiling_k", "threads"):  # fmt: skip
+        value, held = given[name], getattr(config, name)
+        if value == defaults[name].default:
+            continue
+        if name == "store" and held is not None:
+            value, held = Path(value).resolve(), Path(held).resolve()
+        if plain(value) != plain(held):
+            raise ValueError(
+                f"score(): {name}={given[name]!r} conflicts with config.{name}="
+                f"{getattr(config, name)!r}; give it in one place"
+            )
 
 
 def _collect(out: Path, counts: dict[str, int], *, keep: bool) -> ScoreTables:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from creagraph.cliopts import (
+    ConfigOpt,
     EndpointOpt,
     Engine,
     JudgeKind,
@@ -248,6 +249,7 @@ def score(
     price_output: Annotated[
         float | None, typer.Option("--price-output", help="Your price per 1M output tokens.")
     ] = None,
+    config_file: ConfigOpt = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
 

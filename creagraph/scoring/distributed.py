@@ -97,6 +97,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from typing import Any
 
+from creagraph.core import settings
 from creagraph.core.extras import MissingExtraError, install_hint
 from creagraph.core.io import InputError
 from creagraph.scoring.config import ENGINES, ScorerConfig  # re-exported: older imports
@@ -349,7 +350,7 @@ def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: i
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise InputError(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
     else:
-        env = {k: v for k, v in os.environ.items() if k.startswith(("CREAGRAPH_", "HF_"))}
+        env = settings.worker_environment()
         ray.init(
             num_cpus=workers or os.cpu_count() or 1,
             include_dashboard=False,

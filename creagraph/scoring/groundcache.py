@@ -44,6 +44,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from creagraph.core import settings
+
 __all__ = [
     "GROUNDING_VERSION",
     "GroundingCache",
@@ -215,6 +217,6 @@ def default_grounding_cache(
     Kept beside the embedding cache so that a run given its own (e.g. fresh) embedding
     cache also gets its own verdicts, not those of earlier runs.
     """
-    if os.environ.get("CREAGRAPH_GROUNDING_CACHE", "1").strip().lower() in ("0", "false", "no"):
+    if not settings.enabled("CREAGRAPH_GROUNDING_CACHE"):
         return None
     return GroundingCache(Path(beside).parent / "grounding.sqlite" if beside else None)

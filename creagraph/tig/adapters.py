@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
+from creagraph.core import settings as creagraph_settings
 from creagraph.core.io import InputError
 from creagraph.tig.config import CoreIdea
 from creagraph.tig.io import check_unique_responses
@@ -59,17 +60,18 @@ CoreIdeaMode = Literal["first_sentence", "full"] | CoreIdea
 
 
 def default_shared_dir() -> Path:
-    """``$CREAGRAPH_SHARED_DIR``, else the ``shared`` folder beside the repository root."""
-    env = os.environ.get("CREAGRAPH_SHARED_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared"
+    """``$CREAGRAPH_SHARED_DIR``, else the ``shared`` folder beside the repository root
+    (:func:`creagraph.core.settings.shared_dir`; an installed package needs one of them)."""
+    return creagraph_settings.shared_dir()
 
 
 def _resolve_shared(shared_dir: str | os.PathLike[str] | None) -> Path:
     path = Path(shared_dir) if shared_dir is not None else default_shared_dir()
     if not path.is_dir():
-        raise InputError(f"{path}: shared data folder not found (pass --shared-dir)")
+        raise InputError(
+            f"{path}: shared data folder not found (pass --shared-dir or set "
+            "CREAGRAPH_SHARED_DIR)"
+        )
     return path
 
 

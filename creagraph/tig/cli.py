@@ -32,6 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
+from creagraph.cliopts import ConfigOpt
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
@@ -641,6 +642,7 @@ def score(
         Path | None, typer.Option("--calibration", help="Calibration file for --calibrated "
                                   "(default: the one shipped with creagraph).")
     ] = None,
+    config_file: ConfigOpt = None,
     *,
     shared: _Shared,
 ) -> None:
@@ -887,6 +889,7 @@ def judge(
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="--judge llm: do not read or write the reply cache "
         "($CREAGRAPH_CACHE_DIR/llm-replies.sqlite).")] = False,
+    config_file: ConfigOpt = None,
     *,
     shared: _Shared,
 ) -> None:

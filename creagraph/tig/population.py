@@ -17,14 +17,24 @@ to the same subset give identical populations (tested).
 
 Examples
 --------
+Pre-extracted atoms and the hashing embedder (the defaults are the offline extractor and
+all-MiniLM-L6-v2):
+
+>>> from creagraph.core.embeddings import HashingEmbedder
 >>> from creagraph.tig.schema import Response, Atom
 >>> from creagraph.tig.atoms import PreExtractedAtoms
->>> rs = [Response("t", "calm", m, 0, "A fern in a jar") for m in ("a", "b")]
->>> ex = PreExtractedAtoms({r.response_id: [Atom("carrier", "fern")] for r in rs})
->>> tables = build_atom_tables(rs, ex)                 # doctest: +SKIP
->>> pop = build_population(tables["t"])                # doctest: +SKIP
->>> [c.label for c in pop.canonical], pop.clusters[0].coverage   # doctest: +SKIP
-(['fern'], 1.0)
+>>> rs = [Response("t", "calm", m, 0, f"A {thing} in a jar")
+...       for m, thing in (("a", "fern"), ("b", "fern"), ("c", "lamp"))]
+>>> ex = PreExtractedAtoms({r.response_id: [Atom("carrier", r.core_idea.split()[1]),
+...                                         Atom("setting", "jar")] for r in rs})
+>>> tables = build_atom_tables(rs, ex, HashingEmbedder(64), show_progress=False)
+>>> pop = build_population(tables["t"])
+>>> [c.label for c in pop.canonical]
+['fern', 'lamp', 'jar']
+>>> [(c.labels, c.models, c.coverage, c.cliche_score) for c in pop.clusters]
+[(('fern',), ('a', 'b'), 0.666667, 0.739233),
+ (('lamp',), ('c',), 0.333333, 0.187919),
+ (('jar',), ('a', 'b', 'c'), 1.0, 1.0)]
 """
 
 from __future__ import annotations

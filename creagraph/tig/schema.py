@@ -9,7 +9,7 @@ without surprises; ``to_dict``/``from_dict`` give the JSON form.
 
 References
 ----------
-SPEC §4 "Ekphrasis novelty: Typed Idea Graphs" (creagraph/shared/SPEC.md).
+SPEC §4 "Ekphrasis novelty: Typed Idea Graphs" (docs/spec.md).
 
 Examples
 --------

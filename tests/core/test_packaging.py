@@ -54,7 +54,7 @@ def test_wheel_installs_and_generates_queries_outside_the_checkout(tmp_path, sto
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("creagraph", "wikidata"):
+    for name in ("creagraph", "wikidata", "docs"):
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
     wheels = tmp_path / "wheels"
     subprocess.run(
@@ -69,6 +69,7 @@ def test_wheel_installs_and_generates_queries_outside_the_checkout(tmp_path, sto
     for data in (ROOT / "wikidata").rglob("*"):
         if data.is_file():
             assert f"creagraph/wikidata/{data.relative_to(ROOT / 'wikidata')}" in names
+    assert "creagraph/docs/spec.md" in names  # the specification "SPEC §" cites
     # the extras are in the wheel's metadata, and the core install requires none of them
     (metadata,) = (n for n in names if n.endswith(".dist-info/METADATA"))
     lines = zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
@@ -108,11 +109,12 @@ def test_wheel_installs_and_generates_queries_outside_the_checkout(tmp_path, sto
     where = subprocess.run(
         [str(python), "-c",
          "import creagraph, creagraph.core.paths as p; print(creagraph.__file__); "
-         "print(p.wikidata_dir())"],
+         "print(p.wikidata_dir()); print(p.spec_path())"],
         check=True, capture_output=True, text=True, env=env, cwd=work,
     ).stdout.split()  # fmt: skip
     assert where[0].startswith(str(site)), where  # the installed copy, not the checkout
     assert where[1] == str(site / "creagraph" / "wikidata"), where
+    assert where[2] == str(site / "creagraph" / "docs" / "spec.md"), where
 
     out = work / "queries.jsonl"
     done = subprocess.run(
