@@ -31,7 +31,7 @@ import numpy as np
 from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import loosen, normalize
-from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
+from creagraph.kg.ntriples import ParseReport, parse_dump_blocks
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
     _FUZZY_FILE,
@@ -302,10 +302,12 @@ class _Parsed:
     aliases: dict[tuple[str, str], None] = field(default_factory=dict)
     parse: ParseReport = field(default_factory=ParseReport)
 
-    def add_statement(self, s: int, p: int, o: int) -> None:
-        self.subj.append(s)
-        self.prop.append(p)
-        self.obj.append(o)
+    def add_statements(self, rows: np.ndarray) -> None:
+        """Add an ``(n, 3)`` array of subject, property and object numbers."""
+        if len(rows):
+            self.subj.frombytes(np.ascontiguousarray(rows[:, 0]).tobytes())
+            self.prop.frombytes(np.ascontiguousarray(rows[:, 1]).tobytes())
+            self.obj.frombytes(np.ascontiguousarray(rows[:, 2]).tobytes())
         if len(self.subj) >= _COMPACT_EVERY:
             self._compact()
 
@@ -365,30 +367,36 @@ def _read_dumps(
     )
     try:
         for f in files:
-            for item in parse_dump(
+            for rows, literals in parse_dump_blocks(
                 f,
                 language=language,
                 strict=strict,
                 report=parsed.parse,
                 on_read=bar.update if bar is not None else None,
             ):
-                if isinstance(item, Literal_):
-                    if item.id[0] == "Q":
-                        parsed.text_ids.add(int(item.id[1:]))
-                    if item.kind == "label":
-                        parsed.labels.setdefault(item.id, item.text)
-                    elif item.kind == "description":
-                        parsed.descriptions.setdefault(item.id, item.text)
-                    else:
-                        parsed.aliases[(item.id, item.text)] = None
-                else:
-                    parsed.add_statement(
-                        int(item.subject[1:]), int(item.property[1:]), int(item.object[1:])
-                    )
+                parsed.add_statements(rows)
+                _add_literals(parsed, literals)
     finally:
         if bar is not None:
             bar.close()
     return parsed
+
+
+def _add_literals(parsed: _Parsed, literals: list[tuple[str, str, str]]) -> None:
+    """Keep the first label and description of each id and every distinct alias, in order."""
+    labels, descriptions, aliases = parsed.labels, parsed.descriptions, parsed.aliases
+    text_ids = parsed.text_ids
+    for item_id, kind, text in literals:
+        if item_id[0] == "Q":
+            text_ids.add(int(item_id[1:]))
+        if kind == "label":
+            if item_id not in labels:
+                labels[item_id] = text
+        elif kind == "description":
+            if item_id not in descriptions:
+                descriptions[item_id] = text
+        else:
+            aliases[(item_id, text)] = None
 
 
 def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
