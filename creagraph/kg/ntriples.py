@@ -452,13 +452,6 @@ def _line_blocks(
     with _open_binary(path, on_read) as handle:
         lineno = 0
         buf = _read_block(handle, size, path, lineno)
-        while len(buf) < 3 and buf == _BOM[: len(buf)] and buf:  # a mark split over reads
-            more = _read_block(handle, size, path, lineno)
-            if not more:
-                break
-            buf += more
-        if buf.startswith(_BOM):
-            buf = buf[3:]
         while buf:
             first_end = buf.find(b"\n")
             if first_end > max_line_bytes or (first_end < 0 and len(buf) > max_line_bytes):
@@ -474,6 +467,8 @@ def _line_blocks(
             if not data:  # the end of the file: the rest is the last line
                 cut = len(buf)
             block, buf = buf[:cut], buf[cut:] + data
+            if lineno == 0 and block.startswith(_BOM):  # a UTF-8 byte-order mark
+                block = block[3:] or b"\n"  # (a file of just the mark has one empty line)
             yield lineno + 1, block
             lineno += block.count(b"\n") + (not block.endswith(b"\n"))
 
@@ -487,7 +482,8 @@ def _skip_long_line(
     while True:
         end = buf.find(b"\n")
         if end >= 0:
-            return length + end + 1, buf[end + 1 :]
+            rest = buf[end + 1 :] or _read_block(handle, size, path, lineno + 1)
+            return length + end + 1, rest
         length += len(buf)
         buf = _read_block(handle, size, path, lineno)
         if not buf:
