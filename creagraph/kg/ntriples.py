@@ -14,7 +14,7 @@ import io
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal, NamedTuple, cast
@@ -402,7 +402,7 @@ def _literal(s_iri: str, p_iri: str, rest: str, language: str) -> Literal_ | _Sk
 
 #: Bytes read at a time by :func:`parse_dump_blocks` (at most ``max_line_bytes``, so that only
 #: the line a read starts inside can be longer than the limit).
-_BLOCK_BYTES = 1 << 20
+_BLOCK_BYTES = 1 << 18
 _BOM = b"\xef\xbb\xbf"
 #: An item-to-item statement written the way Wikidata's dumps write it (one space between
 #: terms, " ." at the end), preceded by its line's newline: what :func:`_parse_line` reads as
@@ -553,8 +553,9 @@ def _parse_block(
     data = b"\n" + block + (b"" if block.endswith(b"\n") else b"\n")
     rows: list = _FAST_STATEMENT.findall(data)
     rest = _FAST_STATEMENT.sub(b"", data) if rows else data
+    lines: Sequence[str | None]
     try:
-        lines: list[str | None] = rest.decode("utf-8")[1:-1].split("\n")
+        lines = rest.decode("utf-8")[1:-1].split("\n")
     except UnicodeDecodeError:  # some line is not UTF-8: decode them one by one
         lines = [_decode(line) for line in rest[1:-1].split(b"\n")]
     literals: list[tuple[str, str, str]] = []
@@ -572,7 +573,7 @@ def _parse_block(
             if strict and item.problem is not None:
                 raise _StrictError
             skipped[item.reason] += 1
-        elif type(item) is Statement:
+        elif isinstance(item, Statement):
             rows.append((item.subject[1:], item.property[1:], item.object[1:]))
         else:
             literals.append((item.id, item.kind, item.text))

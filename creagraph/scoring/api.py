@@ -433,13 +433,14 @@ def score_to_dir(
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
     total = count_answers(inputs)
+    settings = score_fingerprint(config, inputs, model)  # hashed once: claim and run.json
     claim = claim_output_dir(
         out,
         "score",
         SCORE_OUTPUTS,
         inputs=inputs,
         fingerprint={
-            **score_fingerprint(config, inputs, model),
+            **settings,
             **({"run": dict(run_settings)} if run_settings is not None else {}),
         },
         fresh=fresh,
@@ -451,15 +452,14 @@ def score_to_dir(
         )
         if parquet:
             _write_parquet(out)
-        _write_score_manifest(out, config, inputs, model, engine, started, counts)
+        _write_score_manifest(out, config, settings, engine, started, counts)
     return counts
 
 
 def _write_score_manifest(
     out: Path,
     config: ScorerConfig,
-    inputs: list[Path],
-    model: str | None,
+    settings: dict,
     engine: str,
     started: float,
     counts: dict[str, Any],
@@ -478,7 +478,7 @@ def _write_score_manifest(
         run_manifest(
             "score",
             started=started,
-            settings=score_fingerprint(config, inputs, model),
+            settings=settings,  # score_fingerprint, as claimed at the start of the run
             engine=engine,
             embedder={"model": DEFAULT_MODEL_NAME, "precision": config.precision},
             judge=judge,
