@@ -339,7 +339,8 @@ def _child_cpu() -> float:
 
 def cli_scoring(store: Path, before_tree: Path | None, repeats: int, cold: bool) -> None:
     """Part 7 (issue 31): ``creagraph score`` of every shared sample answer (4 models × 20
-    queries), stored judge vs kg judge, each a fresh process with its own cache folder:
+    queries), stored judge (no graph) vs kg judge (``store``), each a fresh process with its
+    own cache folder:
     warm (median of ``repeats`` runs over a cache the first run filled) and, with
     ``cold``, that first run itself (empty embedding and verdict caches; the store as it
     is). Before (``--before-tree``) and after, interleaved; wall and CPU seconds; and
@@ -355,8 +356,9 @@ def cli_scoring(store: Path, before_tree: Path | None, repeats: int, cold: bool)
             env = {**os.environ, "PYTHONPATH": trees[tree], "CREAGRAPH_PROGRESS": "0",
                    "CREAGRAPH_CACHE_DIR": str(work / f"cache-{tree}-{judge}")}  # fmt: skip
             out = work / f"out-{tree}-{judge}"
+            graph = ["--store", str(store)] if judge == "kg" else []  # stored needs none
             cmd = [sys.executable, "-m", "creagraph.cli", "score", *map(str, files),
-                   "--judge", judge, "--store", str(store), "--out", str(out)]
+                   "--judge", judge, *graph, "--out", str(out)]
             shutil.rmtree(out, ignore_errors=True)  # a fresh run, not a resumed one
             cpu, start = _child_cpu(), time.perf_counter()
             subprocess.run(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, check=True)
