@@ -503,7 +503,7 @@ def parse_dump_blocks(
     on_read=None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[np.ndarray, list[tuple[str, str, str]]]]:
-    """What :func:`parse_dump` reads, a block of lines at a time: for each, the statements as
+    r"""What :func:`parse_dump` reads, a block of lines at a time: for each, the statements as
     an ``(n, 3)`` array of subject, property and object numbers (``Q5`` → 5) and the literals
     as ``(id, kind, text)`` in file order.
 
