@@ -1,7 +1,8 @@
 """Knowledge-graph benchmark: import, reopen and look-up latency, embedded vs SPARQL.
 
 Run: ``.venv/bin/python benchmarks/kg.py [--slice PATH] [--before-tree DIR]
-[--synthetic-lines N] [--skip lookups,import,synthetic]``. Prints:
+[--synthetic-lines N | --synthetic-sizes N1,N2,...] [--synthetic-no-bulk-load]
+[--skip lookups,import,synthetic]``. Prints:
 
 - *import* (issue 31): ``kg import`` of the slice against pyoxigraph's ``Store.bulk_load`` of
   the same file, each in its own process (wall time and peak RSS), interleaved: before (a
@@ -9,8 +10,9 @@ Run: ``.venv/bin/python benchmarks/kg.py [--slice PATH] [--before-tree DIR]
   without property vectors (``CREAGRAPH_PROPERTY_VECTORS=0``) and with them (the default);
   targets: ≤ 1.0× ``bulk_load``'s time at ≤ its memory without vectors, ≤ 1.5× the import
   alone with them; and whether every store file is byte-identical before and after;
-- *synthetic* : the import's throughput (lines/s, statements/s) and peak RSS on synthetic
-  Wikidata-like dumps of N/4 and N lines (default N = 2,000,000), to show what is linear;
+- *synthetic* : the import's throughput (lines/s, statements/s), CPU-seconds per million
+  lines and peak RSS on synthetic Wikidata-like dumps of N/4 and N lines (default
+  N = 2,000,000) or of the sizes given, to show what is linear;
 - *lookups*: the import time of the slice, the reopen time (target < 1 s), and median
   latencies of label search, out-edges and class-size look-ups for the embedded backend
   (target: class size < 50 µs) and for the SPARQL backend against a local Oxigraph server
@@ -24,6 +26,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -149,19 +152,27 @@ def synthetic_dump(path: Path, lines: int, seed: int = 1) -> None:
         handle.write("".join(chunk))
 
 
-def synthetic_figures(lines: int) -> None:
-    print(f"synthetic dumps ({load()}):")
+def synthetic_figures(sizes: list[int], bulk_load: bool = True) -> None:
+    """Import synthetic dumps of each size in ``sizes``: time, throughput, peak RSS, CPU and
+    the CPU-seconds per million lines (flat when the import is linear)."""
+    print(f"synthetic dumps ({load()}):", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (lines // 4, lines):
+        for n in sizes:
             dump = Path(tmp) / f"synthetic-{n}.nt.gz"
             synthetic_dump(dump, n)
             fig = child("import", dump, Path(tmp) / f"store-{n}")
-            ox = child("bulk_load", dump, Path(tmp) / f"ox-{n}")
-            print(f"  {n:>11,} lines: import {fig['seconds']:7.1f} s, "
-                  f"{n / fig['seconds']:9,.0f} lines/s, "
-                  f"{fig['statements'] / fig['seconds']:9,.0f} statements/s, "
-                  f"peak RSS {fig['rss_mb']:6.0f} MB; bulk_load {ox['seconds']:7.1f} s, "
-                  f"{ox['rss_mb']:6.0f} MB ({load()})")
+            line = (f"  {n:>11,} lines: import {fig['seconds']:7.1f} s wall, "
+                    f"{fig['cpu_s']:7.1f} CPU-s ({fig['cpu_s'] / n * 1e6:5.1f} CPU-s per M lines), "
+                    f"{n / fig['seconds']:9,.0f} lines/s, "
+                    f"{fig['statements'] / fig['seconds']:9,.0f} statements/s, "
+                    f"peak RSS {fig['rss_mb']:6.0f} MB ({fig['rss_mb'] * 1024 / n:.2f} KB/line)")
+            if bulk_load:
+                ox = child("bulk_load", dump, Path(tmp) / f"ox-{n}")
+                line += (f"; bulk_load {ox['seconds']:7.1f} s wall, {ox['cpu_s']:7.1f} CPU-s, "
+                         f"{ox['rss_mb']:6.0f} MB")
+            print(line + f" ({load()})", flush=True)
+            shutil.rmtree(Path(tmp) / f"store-{n}", ignore_errors=True)
+            shutil.rmtree(Path(tmp) / f"ox-{n}", ignore_errors=True)
             dump.unlink()
 
 
@@ -170,14 +181,21 @@ def main() -> None:
     parser.add_argument("--slice", type=Path, default=default_slice_path())
     parser.add_argument("--n", type=int, default=300, help="look-ups per kind")
     parser.add_argument("--before-tree", type=Path, default=None)
-    parser.add_argument("--synthetic-lines", type=int, default=2_000_000)
+    parser.add_argument("--synthetic-lines", type=int, default=2_000_000,
+                        help="synthetic dumps of N/4 and N lines (unless --synthetic-sizes)")
+    parser.add_argument("--synthetic-sizes", default="",
+                        help="comma-separated line counts, e.g. 5000000,20000000")
+    parser.add_argument("--synthetic-no-bulk-load", action="store_true",
+                        help="time only the import on the synthetic dumps")
     parser.add_argument("--skip", default="", help="comma-separated: import,synthetic,lookups")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     if "import" not in skip:
         import_figures(args.slice, args.before_tree)
     if "synthetic" not in skip:
-        synthetic_figures(args.synthetic_lines)
+        sizes = [int(x) for x in args.synthetic_sizes.split(",") if x.strip()] or [
+            args.synthetic_lines // 4, args.synthetic_lines]
+        synthetic_figures(sizes, not args.synthetic_no_bulk_load)
     if "lookups" not in skip:
         lookups(args.slice, args.n)
 

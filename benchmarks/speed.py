@@ -22,12 +22,17 @@ each "before" being a reference implementation of the old path timed in the same
    one model's, stored judge (so that the oracle is what is timed), embedding cache warm,
    before (``--before-tree``) and after, in subprocesses, interleaved; the target is
    4 models ≤ 1.3× one model; and whether ``queries.jsonl``/``summary.csv`` are
-   byte-identical before and after.
+   byte-identical before and after;
+7. ``creagraph score`` of all 80 sample answers (issue 31), stored vs kg judge, each a
+   fresh process: warm (median of ``--repeats``) and, with ``--cold``, the first run over
+   empty caches; before (``--before-tree``) and after; targets kg/stored ≤ 1.2× warm,
+   ≤ 1.5× cold; and whether the output files are byte-identical before and after.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -327,12 +332,81 @@ def ceiling_runs(store: Path, before_tree: Path | None, repeats: int) -> None:
                 print(f"   {name} byte-identical before/after: {same}")
 
 
+def _child_cpu() -> float:
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def cli_scoring(store: Path, before_tree: Path | None, repeats: int, cold: bool) -> None:
+    """Part 7 (issue 31): ``creagraph score`` of every shared sample answer (4 models × 20
+    queries), stored judge (no graph) vs kg judge (``store``), each a fresh process with its
+    own cache folder:
+    warm (median of ``repeats`` runs over a cache the first run filled) and, with
+    ``cold``, that first run itself (empty embedding and verdict caches; the store as it
+    is). Before (``--before-tree``) and after, interleaved; wall and CPU seconds; and
+    whether every output file is byte-identical before and after."""
+    files = sample_outputs()
+    trees = {"after": str(Path(__file__).resolve().parents[1])}
+    if before_tree is not None:
+        trees = {"before": str(before_tree), **trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+
+        def run(tree: str, judge: str) -> tuple[float, float]:
+            env = {**os.environ, "PYTHONPATH": trees[tree], "CREAGRAPH_PROGRESS": "0",
+                   "CREAGRAPH_CACHE_DIR": str(work / f"cache-{tree}-{judge}")}  # fmt: skip
+            out = work / f"out-{tree}-{judge}"
+            graph = ["--store", str(store)] if judge == "kg" else []  # stored needs none
+            cmd = [sys.executable, "-m", "creagraph.cli", "score", *map(str, files),
+                   "--judge", judge, *graph, "--out", str(out)]
+            shutil.rmtree(out, ignore_errors=True)  # a fresh run, not a resumed one
+            cpu, start = _child_cpu(), time.perf_counter()
+            subprocess.run(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, check=True)
+            return time.perf_counter() - start, _child_cpu() - cpu
+
+        judges = ("stored", "kg")
+        first = {(tree, judge): run(tree, judge) for judge in judges for tree in trees}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _ in range(repeats):
+            for judge in judges:
+                for tree in trees:
+                    times.setdefault((tree, judge), []).append(run(tree, judge))
+        print(f"7. creagraph score, {len(files)} sample files (80 answers), fresh process each:")
+        for tree in trees:
+            for state in (("cold", "warm") if cold else ("warm",)):
+                fig = {}
+                for judge in judges:
+                    runs = [first[(tree, judge)]] if state == "cold" else times[(tree, judge)]
+                    fig[judge] = (statistics.median(w for w, _ in runs),
+                                  statistics.median(c for _, c in runs))  # fmt: skip
+                (sw, sc), (kw, kc) = fig["stored"], fig["kg"]
+                target = "≤ 1.5×" if state == "cold" else "≤ 1.2×"
+                runs = "1 run" if state == "cold" else f"median of {repeats}"
+                print(f"   {tree} {state}: stored {sw:.2f} s ({sc:.2f} CPU-s), kg {kw:.2f} s "
+                      f"({kc:.2f} CPU-s) → kg/stored {kw / sw:.2f}× wall, {kc / sc:.2f}× CPU "
+                      f"(target {target}; {runs})")
+        if "before" in trees:
+            for judge in judges:
+                b = statistics.median(w for w, _ in times[("before", judge)])
+                a = statistics.median(w for w, _ in times[("after", judge)])
+                same = all(
+                    (work / f"out-before-{judge}" / name).read_bytes()
+                    == (work / f"out-after-{judge}" / name).read_bytes()
+                    for name in ("queries.jsonl", "paths.jsonl", "summary.csv")
+                )
+                print(f"   {judge} warm: before/after ×{b / a:.2f}; queries.jsonl, paths.jsonl, "
+                      f"summary.csv byte-identical before/after: {same}")
+
+
 def main() -> None:
     parser = parser_with_store(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=16, help="sample answers to score")
     parser.add_argument("--before-tree", type=Path, default=None)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-6)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per ceiling timing (6)")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip (1-7)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs per ceiling timing (6) and per warm scoring timing (7)")
+    parser.add_argument("--cold", action="store_true",
+                        help="part 7: also report the first (cold-cache) run of each")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     import_dumps([default_slice_path()], args.store, show_progress=False)
@@ -352,6 +426,8 @@ def main() -> None:
         scoring(args.store, rows)
     if "6" not in skip:
         ceiling_runs(args.store, args.before_tree, args.repeats)
+    if "7" not in skip:
+        cli_scoring(args.store, args.before_tree, args.repeats, args.cold)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from creagraph.core.io import InputError, atomic_write, with_filename
 from creagraph.core.progress import progress_bar
 from creagraph.core.text import loosen, normalize
-from creagraph.kg.ntriples import Literal_, ParseReport, parse_dump
+from creagraph.kg.ntriples import ParseReport, parse_dump_blocks
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
     _FUZZY_FILE,
@@ -43,7 +43,7 @@ from creagraph.kg.store import (
     _file_digests,
     _replace_dir,
     _StoreLock,
-    _write_fuzzy,
+    _write_fuzzy_rows,
 )
 
 __all__ = ["ImportResult", "import_dumps"]
@@ -286,7 +286,7 @@ def _unique_rows(s: np.ndarray, p: np.ndarray, o: np.ndarray):
 @dataclass
 class _Parsed:
     """Everything read from the dumps: statements as numeric ids (repeats removed as the
-    reading goes, counted in the parse report), the QIDs that only carry text, first labels
+    reading goes, counted in the parse report), first labels
     and descriptions per id, distinct aliases in reading order, the parse report."""
 
     subj: array = field(default_factory=lambda: array("q"))
@@ -296,16 +296,22 @@ class _Parsed:
     kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     kept_rows: int = 0
     merged_rows: int = 0
-    text_ids: set[int] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
     aliases: dict[tuple[str, str], None] = field(default_factory=dict)
     parse: ParseReport = field(default_factory=ParseReport)
 
-    def add_statement(self, s: int, p: int, o: int) -> None:
-        self.subj.append(s)
-        self.prop.append(p)
-        self.obj.append(o)
+    def text_ids(self) -> set[int]:
+        """The numbers of the items (``Q…``) with a label, description or alias kept."""
+        ids = {*self.labels, *self.descriptions, *(i for i, _ in self.aliases)}
+        return {int(i[1:]) for i in ids if i[0] == "Q"}
+
+    def add_statements(self, rows: np.ndarray) -> None:
+        """Add an ``(n, 3)`` array of subject, property and object numbers."""
+        if len(rows):
+            self.subj.frombytes(np.ascontiguousarray(rows[:, 0]).tobytes())
+            self.prop.frombytes(np.ascontiguousarray(rows[:, 1]).tobytes())
+            self.obj.frombytes(np.ascontiguousarray(rows[:, 2]).tobytes())
         if len(self.subj) >= _COMPACT_EVERY:
             self._compact()
 
@@ -365,30 +371,33 @@ def _read_dumps(
     )
     try:
         for f in files:
-            for item in parse_dump(
+            for rows, literals in parse_dump_blocks(
                 f,
                 language=language,
                 strict=strict,
                 report=parsed.parse,
                 on_read=bar.update if bar is not None else None,
             ):
-                if isinstance(item, Literal_):
-                    if item.id[0] == "Q":
-                        parsed.text_ids.add(int(item.id[1:]))
-                    if item.kind == "label":
-                        parsed.labels.setdefault(item.id, item.text)
-                    elif item.kind == "description":
-                        parsed.descriptions.setdefault(item.id, item.text)
-                    else:
-                        parsed.aliases[(item.id, item.text)] = None
-                else:
-                    parsed.add_statement(
-                        int(item.subject[1:]), int(item.property[1:]), int(item.object[1:])
-                    )
+                parsed.add_statements(rows)
+                _add_literals(parsed, literals)
     finally:
         if bar is not None:
             bar.close()
     return parsed
+
+
+def _add_literals(parsed: _Parsed, literals: list[tuple[str, str, str]]) -> None:
+    """Keep the first label and description of each id and every distinct alias, in order."""
+    labels, descriptions, aliases = parsed.labels, parsed.descriptions, parsed.aliases
+    for item_id, kind, text in literals:
+        if kind == "label":
+            if item_id not in labels:
+                labels[item_id] = text
+        elif kind == "description":
+            if item_id not in descriptions:
+                descriptions[item_id] = text
+        else:
+            aliases[(item_id, text)] = None
 
 
 def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
@@ -396,7 +405,7 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
     arrays over subjects and over objects; returns the counts of statements, entities and
     properties."""
     s, p, o = parsed.statements()
-    text_ids = parsed.text_ids
+    text_ids = parsed.text_ids()
     qnums = np.unique(
         np.concatenate([s, o, np.fromiter(text_ids, dtype=np.int64, count=len(text_ids))])
     )
@@ -431,6 +440,23 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
     }
 
 
+def _name_rows(
+    labels: dict[str, str], aliases: list[tuple[str, str]]
+) -> list[tuple[str, str, str, str, str]]:
+    """The ``names`` table's rows ``(key, loose, id, kind, text)``: labels, then aliases, each
+    text normalised once however many ids it names."""
+    forms: dict[str, tuple[str, str]] = {}
+    rows = []
+    for kind, pairs in (("label", labels.items()), ("alias", aliases)):
+        for item_id, text in pairs:
+            both = forms.get(text)
+            if both is None:
+                key = normalize(text)
+                both = forms[text] = (key, loosen(key))
+            rows.append((both[0], both[1], item_id, kind, text))
+    return rows
+
+
 def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
     """Write ``text.sqlite`` (records, aliases without repeats, the normalised name index)
     and the fuzzy-name tables built from it (``fuzzy.npz``); returns the text counts."""
@@ -445,15 +471,8 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
             ((i, labels.get(i), descriptions.get(i)) for i in ids),
         )
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
-        conn.executemany(
-            "INSERT INTO names VALUES (?, ?, ?, ?, ?)",
-            (
-                (key, loosen(key), i, kind, text)
-                for kind, rows in (("label", labels.items()), ("alias", unique_aliases))
-                for i, text in rows
-                for key in (normalize(text),)
-            ),
-        )
+        names = _name_rows(labels, unique_aliases)
+        conn.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?)", names)
         conn.executescript(
             """
             CREATE INDEX names_key ON names(key);
@@ -462,7 +481,11 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
             """
         )
         conn.commit()
-        _write_fuzzy(conn, out / _FUZZY_FILE)
+        # the rows _FUZZY_QUERY reads back: (loose, id, kind, text) in insertion order
+        _write_fuzzy_rows(
+            lambda prefix: (row[1:] for row in names if row[2][0] == prefix),
+            out / _FUZZY_FILE,
+        )
     finally:
         conn.close()
     return {

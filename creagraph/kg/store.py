@@ -21,7 +21,7 @@ import re
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,16 @@ def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
 def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
     """Save, per kind, the fuzzy-search name table and its trigram index (issue 19): what
     :meth:`EmbeddedKG._fuzzy_names` otherwise reads and builds on every first search."""
+    _write_fuzzy_rows(lambda prefix: conn.execute(_FUZZY_QUERY, (prefix,)), path)
+
+
+def _write_fuzzy_rows(rows_of: Callable[[str], Iterable[tuple]], path: Path) -> None:
+    """:func:`_write_fuzzy` from the rows :data:`_FUZZY_QUERY` would read, given per prefix
+    by ``rows_of`` in the same order (the ``names`` table's insertion order): an import
+    passes the rows it has just written instead of reading them back (issue 31)."""
     arrays: dict[str, Any] = {}  # Any: mypy would match a dict of arrays to savez's allow_pickle
     for prefix in _FUZZY_PREFIXES:
-        keys, info = _fuzzy_table(conn.execute(_FUZZY_QUERY, (prefix,)))
+        keys, info = _fuzzy_table(rows_of(prefix))
         for name, values in NgramIndex(keys, 3).arrays().items():
             arrays[f"{prefix}_{name}"] = values
         for part, strings in (

@@ -480,6 +480,7 @@ def score_to_dir(
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
     total = count_answers(inputs)
+<<<<<<< HEAD
     named: dict[str, Any] = {}
     if query_set is not None:  # the set every model is compared on (issue 24)
         from creagraph.core.manifest import named_query_set
@@ -487,13 +488,16 @@ def score_to_dir(
 
         named = {"--query-set": file_identity(query_set)}
         rows = named_query_set(rows, query_set)
+=======
+    settings = score_fingerprint(config, inputs, model)  # hashed once: claim and run.json
+>>>>>>> issue-31
     claim = claim_output_dir(
         out,
         "score",
         SCORE_OUTPUTS,
         inputs=[*inputs, *([query_set] if query_set is not None else [])],
         fingerprint={
-            **score_fingerprint(config, inputs, model),
+            **settings,
             **({"run": dict(run_settings)} if run_settings is not None else {}),
             **named,
         },
@@ -513,15 +517,14 @@ def score_to_dir(
                  ("prompt_tokens", "completion_tokens", "no_usage")}, prices)
         if parquet:
             _write_parquet(out)
-        _write_score_manifest(out, config, inputs, model, engine, started, counts)
+        _write_score_manifest(out, config, settings, engine, started, counts)
     return counts
 
 
 def _write_score_manifest(
     out: Path,
     config: ScorerConfig,
-    inputs: list[Path],
-    model: str | None,
+    settings: dict,
     engine: str,
     started: float,
     counts: dict[str, Any],
@@ -540,7 +543,7 @@ def _write_score_manifest(
         run_manifest(
             "score",
             started=started,
-            settings=score_fingerprint(config, inputs, model),
+            settings=settings,  # score_fingerprint, as claimed at the start of the run
             engine=engine,
             embedder={"model": DEFAULT_MODEL_NAME, "precision": config.precision},
             judge=judge,

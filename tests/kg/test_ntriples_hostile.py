@@ -12,13 +12,20 @@ import itertools
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from creagraph.core.io import InputError
 from creagraph.kg import EmbeddedKG, import_dumps
-from creagraph.kg.ntriples import ParseReport, parse_dump, unescape_literal
+from creagraph.kg.ntriples import (
+    Literal_,
+    ParseReport,
+    parse_dump,
+    parse_dump_blocks,
+    unescape_literal,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -46,11 +53,53 @@ def _parse(path: Path, strict: bool) -> ParseReport:
     return report
 
 
+def _read_both(path: Path, strict: bool, max_line_bytes: int = 1 << 20):
+    """What each reader gives for ``path``: ``(report, statements sorted, literals in order)``
+    or the error message."""
+    got = []
+    for blocks in (False, True):
+        report = ParseReport()
+        statements: list[tuple[int, int, int]] = []
+        literals: list[tuple[str, str, str]] = []
+        try:
+            if blocks:
+                for rows, texts in parse_dump_blocks(
+                    path, strict=strict, report=report, max_line_bytes=max_line_bytes
+                ):
+                    assert rows.dtype == np.int64 and rows.shape == (len(rows), 3)
+                    statements += map(tuple, rows.tolist())
+                    literals += texts
+            else:
+                for item in parse_dump(
+                    path, strict=strict, report=report, max_line_bytes=max_line_bytes
+                ):
+                    if isinstance(item, Literal_):
+                        literals.append((item.id, item.kind, item.text))
+                    else:
+                        statements.append(
+                            (int(item.subject[1:]), int(item.property[1:]), int(item.object[1:]))
+                        )
+        except InputError as exc:
+            got.append(str(exc))
+            continue
+        got.append((report.as_dict(), sorted(statements), literals))
+    return got
+
+
+def _assert_same_reading(path: Path, max_line_bytes: int = 1 << 20) -> None:
+    """Issue 31: the block reader the import uses keeps, skips, counts and refuses exactly
+    what the line reader does."""
+    for strict in (True, False):
+        by_line, by_block = _read_both(path, strict, max_line_bytes)
+        assert by_line == by_block, (strict, by_line, by_block)
+
+
 @SETTINGS
 @given(data=st.binary(max_size=3000))
 def test_arbitrary_bytes(folder, data):
     path = folder / "arbitrary.nt"
     path.write_bytes(data)
+    _assert_same_reading(path)
     n_lines = len(data.split(b"\n")) - (data.endswith(b"\n") or not data)
     try:
         _parse(path, strict=True)
@@ -95,6 +144,7 @@ def test_mutated_real_lines(folder, real_lines, position, kind, where, chunk):
     lines[index] = _mutate(lines[index], kind, where, chunk)
     path = folder / "mutated.nt"
     path.write_bytes(b"".join(lines))
+    _assert_same_reading(path)
     clean = _parse_bytes(folder, real_lines)
     try:
         strict = _parse(path, strict=True)
@@ -107,6 +157,44 @@ def test_mutated_real_lines(folder, real_lines, position, kind, where, chunk):
     # one changed line changes at most one kept item
     kept, clean_kept = lenient.statements + lenient.literals, clean.statements + clean.literals
     assert abs(kept - clean_kept) <= 1
+
+
+@SETTINGS
+@given(
+    start=st.integers(0, 1990),
+    count=st.integers(0, 12),
+    edits=st.lists(st.tuples(st.integers(0, 11), st.sampled_from(
+        [b"\r\n", b"\t", b"\n\n", b"\xef\xbb\xbf", b"\xff", b"#", b"  ", b"\\n"]
+    )), max_size=4),
+    max_line_bytes=st.integers(1, 400),
+    final_newline=st.booleans(),
+)  # fmt: skip
+def test_block_reader_matches_line_reader_at_any_line_limit(
+    folder, real_lines, start, count, edits, max_line_bytes, final_newline
+):
+    """Issue 31: lines longer than the limit, a byte-order mark, CR LF endings, tabs, a last
+    line without its newline: the block reader (which reads at most ``max_line_bytes`` at a
+    time) keeps, skips and refuses what the line reader does, line numbers included."""
+    lines = list(real_lines[start : start + count])
+    for where, piece in edits:
+        if lines:
+            i = where % len(lines)
+            body = lines[i].rstrip(b"\n")
+            lines[i] = body[: len(body) // 2] + piece + body[len(body) // 2 :] + b"\n"
+    data = b"".join(lines)
+    if not final_newline:
+        data = data.rstrip(b"\n")
+    path = folder / "limits.nt"
+    path.write_bytes(data)
+    _assert_same_reading(path, max_line_bytes)
+
+
+def test_block_reader_on_the_whole_slice(slice_path):
+    """Issue 31: over the whole shared slice (666k lines) the block reader gives the line
+    reader's statements, literals (in order) and report."""
+    by_line, by_block = _read_both(slice_path, strict=True)
+    assert by_line == by_block
+    assert by_line[0]["statements"] > 400_000 and len(by_block[2]) > 250_000
 
 
 def _parse_bytes(folder: Path, lines: list[bytes]) -> ParseReport:
@@ -128,6 +216,11 @@ def test_truncated_or_garbled_compressed_files(folder, real_lines, suffix):
         for strict in (True, False):
             with pytest.raises(InputError) as info:
                 _parse(path, strict=strict)
+            message = str(info.value)
+            assert message.startswith(f"{path}:") and "truncated or corrupt" in message
+            with pytest.raises(InputError) as info:  # the import's reader (issue 31)
+                for _ in parse_dump_blocks(path, strict=strict):
+                    pass
             message = str(info.value)
             assert message.startswith(f"{path}:") and "truncated or corrupt" in message
 
