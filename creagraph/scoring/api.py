@@ -480,7 +480,6 @@ def score_to_dir(
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
     total = count_answers(inputs)
-<<<<<<< HEAD
     named: dict[str, Any] = {}
     if query_set is not None:  # the set every model is compared on (issue 24)
         from creagraph.core.manifest import named_query_set
@@ -488,9 +487,7 @@ def score_to_dir(
 
         named = {"--query-set": file_identity(query_set)}
         rows = named_query_set(rows, query_set)
-=======
     settings = score_fingerprint(config, inputs, model)  # hashed once: claim and run.json
->>>>>>> issue-31
     claim = claim_output_dir(
         out,
         "score",
