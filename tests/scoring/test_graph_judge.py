@@ -47,7 +47,7 @@ DIRECTED = [
     ("Richard Mentor Johnson", "was a member of", "Democratic Party (United States)"),
     ("Richard Mentor Johnson", "is an alumnus of", "Transylvania University"),
     ("Detroit", "located in", "Michigan"),
-    ("United States", "has part", "Brooklyn"),
+    ("Michigan", "has part", "Detroit"),
     ("National Football League", "has team", "Kansas City Chiefs"),
 ]
 
@@ -118,7 +118,7 @@ def test_each_class_of_reversed_claims_is_never_verified(scored):
         right, wrong = by_triple[triple], by_triple[triple[::-1]]
         assert right["status"] == "verified", (triple, right["reason"])
         assert wrong["status"] != "verified", (triple[::-1], wrong.get("via"))
-    for triple in DIRECTED[6:8]:  # Detroit in Michigan, the United States has part Brooklyn
+    for triple in DIRECTED[6:8]:  # Detroit in Michigan; Michigan has part Detroit
         assert by_triple[triple]["via"] == "contained:chain", triple
 
 
