@@ -27,6 +27,7 @@ __all__ = [
     "directional_phrase",
     "property_implications",
     "implying_properties",
+    "phrase_core",
     "read_implication_table",
     "relation_phrases",
 ]
@@ -157,12 +158,45 @@ def _active_verb(text: str) -> bool:
     return not text.endswith(" by") and len(text.split()[-1]) > 4 and text.endswith("ed")
 
 
-def _reads_the_other_way(phrase: str, genitive: bool, name: str) -> bool:
+_COPULA = frozenset({"is", "was", "are", "were", "be", "been"})
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def phrase_core(key: str) -> str:
+    """A normalised relation phrase without a leading copula and article, which state no
+    relation of their own ("was a member of" says what "member of" says).
+
+    Examples
+    --------
+    >>> phrase_core("was a member of"), phrase_core("is the capital of"), phrase_core("is")
+    ('member of', 'capital of', 'is')
+    """
+    words = key.split()
+    i = 1 if words and words[0] in _COPULA else 0
+    if i < len(words) and words[i] in _ARTICLES:
+        i += 1
+    return " ".join(words[i:]) or key
+
+
+def _same_noun(a: str, b: str) -> bool:
+    wa, wb = a.split(), b.split()
+    return len(wa) == len(wb) and all(x.rstrip("s") == y.rstrip("s") for x, y in zip(wa, wb))
+
+
+def _reads_the_other_way(phrase: str, genitive: bool, name: str) -> bool | None:
     """Whether an embedding neighbour ``name`` of ``phrase`` (both normalised) states its
     property the other way round: "predecessor of" near the bare name "predecessor" ("X
-    predecessor of Y" is Y's predecessor), "edited" near "edited by" (active near passive)."""
-    if genitive and not directional_phrase(name):
-        return True
+    predecessor of Y" is Y's predecessor), "edited" near "edited by" (active near passive).
+
+    ``None`` when the neighbour cannot say: a bare name with another noun than the
+    genitive phrase's may be a synonym ("son of" near "child": the other way) or the
+    converse ("alumnus of" near "alma mater", "son of" near "father": the same way), which
+    similarity does not tell apart. A name with "of" inside ("member of political party")
+    reads like the phrase.
+    """
+    if genitive and not directional_phrase(name) and "of" not in name.split():
+        noun = phrase_core(phrase)[: -len(" of")]
+        return True if _same_noun(noun, name) else None
     passive_phrase, passive_name = phrase.endswith(" by"), name.endswith(" by")
     return (passive_name and _active_verb(phrase)) or (passive_phrase and _active_verb(name))
 
@@ -322,10 +356,11 @@ class RelationLinker:
         key = normalize_loose(phrase)
         if key in self._cache:
             return self._cache[key]
-        links = list(dict.fromkeys(self._exact.get(key, [])))
+        core = phrase_core(key)
+        links = list(dict.fromkeys(self._exact.get(key) or self._exact.get(core, [])))
         genitive = key.endswith(" of")
         if not links and genitive:
-            links = list(dict.fromkeys(self._genitive(key[: -len(" of")])))
+            links = list(dict.fromkeys(self._genitive(core[: -len(" of")])))
         if self.embedder is not None and key:
             sims = _similarities(self._name_vectors(), self._phrase_vector(phrase))
             seen = {(link.pid, link.direction) for link in links}
@@ -336,7 +371,10 @@ class RelationLinker:
                 if len(links) >= self.top_k + len(seen):
                     break
                 text, pid, direction, _ = self._names[i]
-                if _reads_the_other_way(key, genitive, normalize_loose(text)):
+                other_way = _reads_the_other_way(key, genitive, normalize_loose(text))
+                if other_way is None:
+                    continue  # a neighbour that cannot tell the direction
+                if other_way:
                     direction = "inverse" if direction == "forward" else "forward"
                 if (pid, direction) not in seen:
                     seen.add((pid, direction))
@@ -367,18 +405,18 @@ class RelationLinker:
         key = normalize_loose(phrase)
         if any(
             link.pid == pid and direction in (None, link.direction)
-            for link in self._exact.get(key, [])
+            for link in self._exact.get(key) or self._exact.get(phrase_core(key), [])
         ):
             return 1.0
         rows = self._rows.get(pid)
         if direction is not None and rows:
             genitive = key.endswith(" of")
-            rows = [
-                i
-                for i in rows
-                if (self._names[i][2] == direction)
-                != _reads_the_other_way(key, genitive, normalize_loose(self._names[i][0]))
-            ]
+            kept = []
+            for i in rows:
+                other_way = _reads_the_other_way(key, genitive, normalize_loose(self._names[i][0]))
+                if other_way is not None and (self._names[i][2] == direction) != other_way:
+                    kept.append(i)
+            rows = kept
         if self.embedder is None or not rows or not key:
             return 0.0
         vectors = self._name_vectors()[rows]

@@ -26,8 +26,29 @@ def import_cmd(
         bool, typer.Option(help="Count malformed lines instead of stopping at the first.")
     ] = False,
     force: Annotated[bool, typer.Option(help="Re-import even if the store is up to date.")] = False,
+    labels_only: Annotated[
+        bool,
+        typer.Option(
+            "--labels-only",
+            help="Only build a label index (names for entity linking against an --endpoint "
+            "holding all of Wikidata; search mode 'index'), no store.",
+        ),
+    ] = False,
+    label_index: Annotated[
+        Path | None,
+        typer.Option(
+            help="The label index file --labels-only writes (default $CREAGRAPH_LABEL_INDEX, "
+            "else labels.sqlite in $CREAGRAPH_CACHE_DIR)."
+        ),
+    ] = None,
 ) -> None:
-    """Import Wikidata truthy-dump files into an embedded store."""
+    """Import Wikidata truthy-dump files into an embedded store (or, with --labels-only,
+    their names into a label index)."""
+    if labels_only:
+        _import_labels(paths, store, label_index, language, skip_malformed)
+        return
+    if label_index is not None:
+        raise InputError("--label-index is written by --labels-only only")
     from creagraph.core.paths import default_store_dir
     from creagraph.kg.embedded import import_dumps
 
@@ -46,6 +67,21 @@ def import_cmd(
             typer.echo(f"  {count}\t{reason}")
     elif not reused:
         typer.echo("skipped lines: none")
+
+
+def _import_labels(paths, store, label_index, language: str, skip_malformed: bool) -> None:
+    from creagraph.kg.labelindex import build_label_index, default_label_index_path
+
+    if store is not None:
+        raise InputError("--labels-only writes a label index (--label-index), not a --store")
+    target = label_index if label_index is not None else default_label_index_path()
+    result = build_label_index(paths, target, language=language, strict=not skip_malformed)
+    typer.echo(
+        f"label index: {result.path}\nnames: {result.names}\nentities: {result.entities}\n"
+        f"descriptions: {result.descriptions}\nseconds: {result.seconds:.1f}"
+    )
+    for reason, count in result.skipped.items():
+        typer.echo(f"  skipped {count}\t{reason}")
 
 
 @app.command()

@@ -209,7 +209,7 @@ def _wdt_pid(iri: str) -> str | None:
 #: Longest token (characters) matched by the ``scan`` search's regular expression.
 _SCAN_TOKEN_CHARS = 24
 #: Search modes of :class:`SparqlKG` (``search_mode``); "auto" picks one per endpoint.
-SEARCH_MODES = ("scan", "exact", "entitysearch", "prefix")
+SEARCH_MODES = ("scan", "exact", "entitysearch", "prefix", "index")
 _SEARCH_CHARS = 250  # of a mention sent to EntitySearch
 _SEARCH_LIMIT = 20  # items EntitySearch returns per mention
 _REGEX_SPECIAL = set("\\.*+?()[]{}|^$-")
@@ -362,7 +362,13 @@ class SparqlKG(NameSearch):
         capitalisations of the mention (``STRSTARTS``, which QLever answers from its
         sorted vocabulary: a server holding all of Wikidata); ``auto`` takes
         ``$CREAGRAPH_SPARQL_SEARCH`` when set, else ``entitysearch`` for
-        query.wikidata.org, ``prefix`` for a URL naming qlever and ``scan`` elsewhere.
+        query.wikidata.org, ``prefix`` for a URL naming qlever and ``scan`` elsewhere;
+        ``index`` finds candidate names in a local label index
+        (:mod:`creagraph.kg.labelindex`, ``kg import --labels-only``) and asks the
+        endpoint only for statements.
+    label_index : path, optional
+        The label index of ``search_mode="index"`` (default
+        :func:`~creagraph.kg.labelindex.default_label_index_path`).
     language : str
         Language of labels, aliases and descriptions.
 
@@ -390,6 +396,7 @@ class SparqlKG(NameSearch):
         language: str = "en",
         sleep: Callable[[float], None] = time.sleep,
         cache_ttl: float | None = None,
+        label_index: str | os.PathLike[str] | None = None,
     ):
         parsed = urlparse(endpoint)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -426,6 +433,11 @@ class SparqlKG(NameSearch):
                 f"search_mode must be auto or {', '.join(SEARCH_MODES)}, not {search_mode!r}"
             )
         self.search_mode = search_mode
+        self._labels: Any = None
+        if search_mode == "index":
+            from creagraph.kg.labelindex import LabelIndex, default_label_index_path
+
+            self._labels = LabelIndex(label_index or default_label_index_path())
         if cache is True:
             self._cache: _ResponseCache | None = _ResponseCache(
                 default_cache_dir() / "sparql.sqlite"
@@ -766,6 +778,8 @@ class SparqlKG(NameSearch):
     def _name_rows(self, text: str) -> list[tuple[str, str, str]]:
         """Candidate (id, kind, text) rows whose label/alias could match ``text``."""
         variants = {text, text.lower(), text.title(), text[:1].upper() + text[1:], text.upper()}
+        if self._labels is not None:
+            return self._labels.rows(text)
         if self.search_mode == "exact":
             values = " ".join(sparql_string(v, self.language) for v in sorted(variants))
             rows = self._select("search_exact", values=values)

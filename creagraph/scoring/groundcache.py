@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: Bump when a change to grounding or linking can change any verdict.
-GROUNDING_VERSION = 2
+GROUNDING_VERSION = 3
 
 _TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
 
@@ -111,6 +111,7 @@ def grounding_context(grounder: Any) -> str | None:
         "grounder": [
             grounder.min_confidence,
             grounder.edge_min_similarity,
+            grounder.embedding_margin,
             grounder.candidates,
             sorted(grounder.negatives),
         ],

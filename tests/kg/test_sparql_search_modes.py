@@ -69,7 +69,7 @@ def test_each_search_mode_sends_its_own_query(recorder):
     assert "REGEX(LCASE(STR(?text))" in scan
     exact = _search_query(recorder, "exact")
     assert '"Douglas Adams"@en' in exact and "REGEX" not in exact
-    assert set(SEARCH_MODES) == {"scan", "exact", "entitysearch", "prefix"}
+    assert set(SEARCH_MODES) == {"scan", "exact", "entitysearch", "prefix", "index"}
 
 
 def test_auto_picks_the_search_each_endpoint_has(monkeypatch):

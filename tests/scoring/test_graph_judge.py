@@ -31,6 +31,24 @@ IMPLIED = [
     (("Queens", "part of", "New York City"), "implied:P131"),
     (("Max von Laue", "student of", "Max Planck"), "implied:P184"),
     (("Ronald Reagan", "member", "Republican Party"), "implied:P102"),
+    (("Kansas City Chiefs", "part of", "National Football League"), "implied:P118"),
+]
+
+# the classes of reversed claims the sample still verified (issue 28): "starred" read both
+# ways, a property next to its inverse among embedding neighbours ("has state", "is a U.S.
+# state in", "borough of"), the genitive flip applied to names with "of" inside ("was a
+# member of" near "member of political party") or to another noun ("is an alumnus of"
+# near "alma mater"); and a containment chain (Detroit, Wayne County, Michigan)
+DIRECTED = [
+    ("The Godfather Part III", "starred", "Sofia Coppola"),
+    ("United States", "has state", "California"),
+    ("Kentucky", "is a U.S. state in", "United States"),
+    ("The Bronx", "borough of", "New York City"),
+    ("Richard Mentor Johnson", "was a member of", "Democratic Party (United States)"),
+    ("Richard Mentor Johnson", "is an alumnus of", "Transylvania University"),
+    ("Detroit", "located in", "Michigan"),
+    ("Michigan", "has part", "Detroit"),
+    ("National Football League", "has team", "Kansas City Chiefs"),
 ]
 
 
@@ -55,6 +73,7 @@ def scored(store_dir, tmp_path_factory):
     """One kg-judged run over every probe: one triple per path."""
     tmp = tmp_path_factory.mktemp("graph-judge")
     single = [t for t, _ in RIGHT] + [t[::-1] for t, _ in RIGHT] + [t for t, _ in IMPLIED]
+    single += DIRECTED + [t[::-1] for t in DIRECTED]
     single += [("Goodfellas", "director", "Martin Scorsese")]
     single += [("Martin Scorsese", "director", "Goodfellas")]
     single += [("Eminem", "born in", "Detroit")]
@@ -91,6 +110,16 @@ def test_rightly_stated_claims_are_verified_and_reversed_ones_never(scored):
         right, wrong = by_triple[triple], by_triple[triple[::-1]]
         assert right["status"] == "verified" and right["via"] == via, triple
         assert wrong["status"] != "verified", (triple[::-1], wrong.get("via"))
+
+
+def test_each_class_of_reversed_claims_is_never_verified(scored):
+    by_triple, _, _ = scored
+    for triple in DIRECTED:
+        right, wrong = by_triple[triple], by_triple[triple[::-1]]
+        assert right["status"] == "verified", (triple, right["reason"])
+        assert wrong["status"] != "verified", (triple[::-1], wrong.get("via"))
+    for triple in DIRECTED[6:8]:  # Detroit in Michigan; Michigan has part Detroit
+        assert by_triple[triple]["via"] == "contained:chain", triple
 
 
 def test_a_bare_property_name_reads_either_way_and_says_so(scored):

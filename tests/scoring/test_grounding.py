@@ -228,3 +228,16 @@ def test_a_query_entity_outside_the_graph_is_not_linked(grounder):
     g = grounder.ground("Queens", "part of", "New York City", context={"queens": "Q999999999"})
     assert "Q999999999" not in g.evidence["head_candidates"]
     assert g.status == "verified" and g.evidence["links"]["head"]["method"] != "query"
+
+
+def test_embedding_neighbours_far_behind_the_best_are_not_tried(kg, embedder):
+    # "country of headquarters" names no property exactly; the neighbour that finds the
+    # statement is 0.235 behind the best one (issue 28: a link needs a margin over the next)
+    links = RelationLinker(kg, embedder)
+    triple = ("British Broadcasting Corporation", "country of headquarters", "United Kingdom")
+    wide = Grounder(kg, EntityLinker(kg), links, embedding_margin=1.0).ground(*triple)
+    assert wide.status == "verified" and wide.evidence["relation_behind"] > 0.2
+    assert Grounder(kg, EntityLinker(kg), links).ground(*triple).status == "verified"
+    narrow = Grounder(kg, EntityLinker(kg), links, embedding_margin=0.1).ground(*triple)
+    assert narrow.evidence.get("relation_behind", 0.0) <= 0.1
+    assert narrow.evidence["relation_candidates"] == wide.evidence["relation_candidates"]
