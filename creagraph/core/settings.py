@@ -74,6 +74,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CREAGRAPH_CACHE_DIR", "`~/.cache/creagraph`",
              "caches: embeddings, grounding verdicts, SPARQL responses, LLM replies"),
     Variable("CREAGRAPH_STORE", "`$CREAGRAPH_CACHE_DIR/store`", "the default embedded store"),
+    Variable("CREAGRAPH_LABEL_INDEX", "`$CREAGRAPH_CACHE_DIR/labels.sqlite`",
+             "the local label index of `kg import --labels-only` (`--label-index`)"),
     Variable("CREAGRAPH_WIKIDATA_DIR", "the packaged `creagraph/wikidata`",
              "a replacement for the `wikidata/` data folder"),
     Variable("CREAGRAPH_SPARQL_TIMEOUT", "60",

@@ -48,12 +48,12 @@ SCHEMA_VERSION = "1"
 def default_label_index_path() -> Path:
     """``$CREAGRAPH_LABEL_INDEX``, else ``labels.sqlite`` in the cache folder
     (``$CREAGRAPH_CACHE_DIR``, default ``~/.cache/creagraph``)."""
-    env = os.environ.get("CREAGRAPH_LABEL_INDEX", "").strip()
+    from creagraph.core import settings
+
+    env = settings.value("CREAGRAPH_LABEL_INDEX")
     if env:
         return Path(env).expanduser()
-    from creagraph.core.embeddings import default_cache_dir
-
-    return default_cache_dir() / "labels.sqlite"
+    return settings.cache_dir() / "labels.sqlite"
 
 
 def name_tokens(loose: str) -> list[str]:
