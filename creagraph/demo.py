@@ -312,7 +312,7 @@ def run_tig_demo(
         load_aut_population,
     )
     from creagraph.tig.anchors import write_anchors
-    from creagraph.tig.brief import brief_concept, task_kind
+    from creagraph.tig.brief import brief_concept, brief_terms, task_kind
     from creagraph.tig.population import build_population
 
     try:
@@ -336,9 +336,11 @@ def run_tig_demo(
             clusters.append(row)
         if all(m in table.models for m in TIG_PAIR):
             first = table.responses[0]
-            found = anchors_for_population(
+            kind = task_kind(first.brief, first.family, first.kind)
+            found = anchors_for_population(  # as `tig anchors` words them (tig/l2mo.py)
                 l2mo_population(table, TIG_PAIR), top_k=3,
-                concept=brief_concept(first.brief), kind=task_kind(first.brief, first.family))
+                concept=brief_concept(first.brief, None, kind), kind=kind,
+                brief_terms=brief_terms(first.brief, None, instructions=True))
             anchors.extend(found)
             typer.echo(
                 f"  {task}: {len(table.responses)} ideas from {len(table.models)} models; "
