@@ -200,6 +200,20 @@ class _Bread:
         return out
 
 
+
+def _backtrack(objective, x, step, nll, grad):
+    """Armijo backtracking from ``x`` along ``-step``: the accepted point, its objective
+    tuple and whether the step shrank below 1e-10 without sufficient decrease."""
+    t = 1.0
+    while True:
+        cand = x - t * step
+        new = objective(cand)
+        if new[0] <= nll + 1e-4 * t * float(grad @ (-step)):
+            return cand, new, False
+        if t < 1e-10:
+            return cand, new, True
+        t *= 0.5
+
 def _laplacian(e: Edges, q: np.ndarray, ridge: float) -> sparse.csc_matrix:
     n = e.n
     rows = np.concatenate([e.i, e.j, e.i, e.j, np.arange(n)])
@@ -231,16 +245,7 @@ def bt_fit(e: Edges, wa: np.ndarray, wb: np.ndarray, alpha: float, items: list[s
     change, stalled, it = float("inf"), False, 0
     for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
         step = _Bread(_laplacian(e, q, 2.0 * alpha), alpha == 0).solve(grad)
-        t = 1.0
-        while True:
-            cand = theta - t * step
-            new = objective(cand)
-            if new[0] <= nll + 1e-4 * t * float(grad @ (-step)):
-                break
-            if t < 1e-10:
-                stalled = True
-                break
-            t *= 0.5
+        cand, new, stalled = _backtrack(objective, theta, step, nll, grad)
         change = float(np.max(np.abs(cand - theta)))
         theta, (nll, grad, q) = cand, new
         if change < tol or stalled:
@@ -318,16 +323,7 @@ def davidson_fit(e: Edges, alpha: float, items: list[str] | None, *, nu_init: fl
         info = (f.T @ f).tocsc() + sparse.diags(
             np.concatenate([np.full(n, 2.0 * alpha), [0.0]]), format="csc")
         step = _Bread(info, alpha == 0).solve(grad)
-        t = 1.0
-        while True:
-            cand = x - t * step
-            new = objective(cand)
-            if new[0] <= nll + 1e-4 * t * float(grad @ (-step)):
-                break
-            if t < 1e-10:
-                stalled = True
-                break
-            t *= 0.5
+        cand, new, stalled = _backtrack(objective, x, step, nll, grad)
         change = float(np.max(np.abs(cand - x)))
         x, (nll, grad) = cand, new
         if change < tol or stalled:
