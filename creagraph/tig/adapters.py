@@ -44,7 +44,9 @@ from creagraph.tig.schema import Response
 
 __all__ = [
     "default_shared_dir",
+    "content_sentences",
     "first_content_sentence",
+    "is_filler_sentence",
     "noveltybench_score_files",
     "load_noveltybench_curated",
     "load_aut_population",
@@ -100,6 +102,37 @@ def _clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:-")
 
 
+def content_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that hold a letter, digit or emoji, in order, markdown
+    emphasis, list markers and rules removed (what :func:`first_content_sentence` picks
+    from).
+
+    Examples
+    --------
+    >>> content_sentences("**Title**\\n\\n- One idea. Two ideas!\\n---")
+    ['Title', 'One idea.', 'Two ideas!']
+    """
+    sentences: list[str] = []
+    for raw_line in text.splitlines():
+        line = _LIST_MARKER.sub("", _MARKDOWN_INLINE.sub("", raw_line)).strip()
+        if not line or _RULE.match(line):
+            continue
+        sentences.extend(s.strip() for s in _SENTENCE_SPLIT.split(line) if s.strip())
+    return [s for s in sentences if _CONTENT.search(s)]
+
+
+def is_filler_sentence(sentence: str) -> bool:
+    """A courtesy opener ("Okay", "Sure", "Here's …", "Let's …") or an introduction ending
+    in a colon: a sentence that is not the answer.
+
+    Examples
+    --------
+    >>> is_filler_sentence("Sure, here you go!"), is_filler_sentence("Mango is sweet.")
+    (True, False)
+    """
+    return bool(_FILLER.match(sentence)) or sentence.endswith(":")
+
+
 def first_content_sentence(text: str, *, limit: int = 300) -> str:
     """The first sentence of ``text`` that is not filler, markdown-free, ≤ ``limit`` chars.
 
@@ -117,17 +150,11 @@ def first_content_sentence(text: str, *, limit: int = 300) -> str:
     >>> first_content_sentence("George Washington! He led the army.")
     'George Washington!'
     """
-    sentences: list[str] = []
-    for raw_line in text.splitlines():
-        line = _LIST_MARKER.sub("", _MARKDOWN_INLINE.sub("", raw_line)).strip()
-        if not line or _RULE.match(line):
-            continue
-        sentences.extend(s.strip() for s in _SENTENCE_SPLIT.split(line) if s.strip())
-    sentences = [s for s in sentences if _CONTENT.search(s)]
+    sentences = content_sentences(text)
     if not sentences:
         return ""
     for sentence in sentences:
-        if _FILLER.match(sentence) or sentence.endswith(":"):
+        if is_filler_sentence(sentence):
             # "Here's a prime number between 1 and 50: 17." — the answer follows the colon
             head, colon, tail = sentence.rpartition(":")
             if colon and _CONTENT.search(tail) and _FILLER.match(head):

@@ -799,17 +799,75 @@ def short_answer_idea(idea: str, kind: str, brief: str = "") -> Phrase | None:
     return Phrase(head.text, head.start, head.end, "idea")
 
 
+#: Sentences after the Core Idea read, at most, when the Core Idea only restates the brief.
+FALLBACK_SENTENCES = 3
+
+
+def _restates_brief(text: str, terms: frozenset[str]) -> bool:
+    from creagraph.tig.brief import is_from_brief
+
+    form = atom_form(text)
+    return is_from_brief(form, terms) or modifies_a_brief_term(form, terms)
+
+
+def following_sentence_phrases(response: Response, terms: frozenset[str]
+                               ) -> list[Phrase] | None:
+    """The phrases of the first sentence after the Core Idea, in the response's full text
+    (``visual_description``), that says more than the brief: read when the Core Idea only
+    restates the brief ("Happy New Year!" for a new-year text; SPEC §4.9). At most
+    :data:`FALLBACK_SENTENCES` sentences are read; filler ("Here are some options:") is
+    skipped. ``None`` when no such sentence follows. The phrases are verbatim spans of
+    that sentence. ``terms`` are :func:`creagraph.tig.brief.brief_terms` stems (with the
+    instruction words).
+
+    Examples
+    --------
+    >>> from creagraph.tig.brief import brief_terms
+    >>> brief = "Write a one-sentence happy new year text to my friend."
+    >>> r = Response("t", brief, "m", 0, "Happy New Year!",
+    ...     visual_description="Happy New Year! A year filled with joy, laughter, and adventure.")
+    >>> [p.text for p in following_sentence_phrases(r, brief_terms(brief, instructions=True))]
+    ['joy', 'laughter', 'adventure']
+    """
+    from creagraph.tig.adapters import content_sentences, is_filler_sentence
+
+    text = (response.visual_description or "").strip()
+    core = response.core_idea.strip()
+    if not text or not core or text == core:
+        return None
+    sentences = content_sentences(text)
+    start = next((i + 1 for i, s in enumerate(sentences) if core in s or s in core), 0)
+    read = 0
+    for sentence in sentences[start:]:
+        if sentence == core or is_filler_sentence(sentence):
+            continue
+        phrases = chunk_phrases(idea_head(sentence))
+        if any(not _restates_brief(p.text, terms) for p in phrases):
+            return phrases
+        read += 1
+        if read >= FALLBACK_SENTENCES:
+            break
+    return None
+
+
 def _idea_phrases(response: Response) -> list[Phrase]:
     """The phrases the offline extractor types: a short answer's one idea, else the
-    Core Idea's phrases."""
-    from creagraph.tig.brief import task_kind
+    Core Idea's phrases — or, when those only restate the brief, the phrases of the next
+    sentence that does not (:func:`following_sentence_phrases`)."""
+    from creagraph.tig.brief import brief_terms, task_kind
 
     try:
         kind = task_kind(response.brief, response.family, response.kind)
     except ValueError:
         kind = "open"
     one = short_answer_idea(response.core_idea, kind, response.brief)
-    return [one] if one is not None else chunk_phrases(idea_head(response.core_idea))
+    if one is not None:
+        return [one]
+    phrases = chunk_phrases(idea_head(response.core_idea))
+    terms = brief_terms(response.brief, instructions=True)
+    if any(not _restates_brief(p.text, terms) for p in phrases):
+        return phrases
+    return following_sentence_phrases(response, terms) or phrases
 
 
 class OfflineExtractor:

@@ -62,6 +62,9 @@ def _split(text: str) -> list[str]:
 
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
+#: A number written in digits ("42", "3.14", the "20" of "20-sided"): a content word of an
+#: answer ("I picked the number 42" names more than the brief's "number").
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
 
 #: Generic words of task instructions: never the concept a brief asks about.
 _INSTRUCTION_WORDS = frozenset(
@@ -169,8 +172,10 @@ def _brief_words(brief: str) -> list[str]:
 
 
 def _content_stems(text: str) -> list[str]:
-    words = [w.casefold() for w in _WORD.findall(normalize(text))]
-    return [word_stem(w) for w in words if w not in _FUNCTION_WORDS]
+    """Stems of the content words of ``text``, then its numbers written in digits."""
+    normal = normalize(text)
+    words = [w.casefold() for w in _WORD.findall(normal)]
+    return [word_stem(w) for w in words if w not in _FUNCTION_WORDS] + _NUMBER.findall(normal)
 
 
 def brief_terms(brief: str, concept: str | None = None, *,
@@ -191,6 +196,7 @@ def brief_terms(brief: str, concept: str | None = None, *,
     ['gadget', 'interest', 'invent']
     """
     terms = {word_stem(w) for w in _brief_words(brief)}
+    terms.update(_NUMBER.findall(normalize(brief or "")))
     if concept:
         terms.update(_content_stems(concept))
     if instructions:
@@ -203,7 +209,16 @@ def brief_terms(brief: str, concept: str | None = None, *,
 def is_from_brief(atom_text: str, terms: frozenset[str] | set[str]) -> bool:
     """True when every content word of ``atom_text`` is a brief term (SPEC §4.9).
 
-    An atom with no content word at all is not from the brief (it is not an atom).
+    An atom with no content word at all is not from the brief (it is not an atom). A
+    number the brief does not write is a content word of its own.
+
+    Examples
+    --------
+    >>> terms = brief_terms("Pick a number between 1 and 100.", instructions=True)
+    >>> is_from_brief("the number", terms), is_from_brief("number 42", terms)
+    (True, False)
+    >>> is_from_brief("number 100", terms)
+    True
     """
     stems = _content_stems(atom_text)
     return bool(stems) and all(s in terms for s in stems)

@@ -1,4 +1,5 @@
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -356,3 +357,38 @@ def test_offline_extractor_gives_a_use_answer_one_idea(offline_extractor):
                                            "Makeshift compass needle when magnetized"])]
     extracted = offline_extractor.extract(responses)
     assert extracted == [[Atom("carrier", "Rolling pin")], [Atom("carrier", "compass needle")]]
+
+
+def test_a_core_idea_restating_the_brief_falls_back_to_the_next_sentence(offline_extractor):
+    """Real NoveltyBench generations whose first sentence only restates the prompt
+    ("Happy New Year!", "There's no single 'safest' 4-digit lock combination."), and a
+    number named in digits ("I picked the number 53."): each gets atoms that say more than
+    the brief, verbatim phrases of the generation."""
+    from creagraph.tig.atoms import following_sentence_phrases
+    from creagraph.tig.brief import brief_terms, is_from_brief
+
+    responses = load_noveltybench_curated(task_ids=["curated-14", "curated-90", "curated-95"])
+    terms = {r.brief: brief_terms(r.brief, instructions=True) for r in responses}
+    restating = [r for r in responses
+                 if all(is_from_brief(atom_form(p.text), terms[r.brief])
+                        for p in chunk_phrases(r.core_idea))]
+    assert len(restating) >= 100  # the case is common, not contrived
+    extracted = offline_extractor.extract(restating)
+    without = [r.core_idea for r, atoms in zip(restating, extracted, strict=True)
+               if not any(not is_from_brief(atom_form(a.text), terms[r.brief]) for a in atoms)]
+    assert len(without) <= 0.02 * len(restating), without[:5]
+    for r, atoms in zip(restating, extracted, strict=True):
+        assert all(a.text in r.visual_description for a in atoms)
+    new_year = next(r for r in restating if r.core_idea == "Happy New Year!"
+                    and len(r.visual_description) > 40)
+    fallback = following_sentence_phrases(new_year, terms[new_year.brief])
+    assert fallback and all(p.text in new_year.visual_description for p in fallback)
+    # without a following sentence there is nothing to fall back to
+    alone = Response("t", new_year.brief, "m", 0, "Happy New Year!",
+                     visual_description="Happy New Year!")
+    assert following_sentence_phrases(alone, terms[new_year.brief]) is None
+    # "I picked the number 53." names a number the brief does not: it never restates it
+    named = [r for r in responses if r.task_id == "curated-90"
+             and re.search(r"\bnumber \d+", r.core_idea)
+             and not re.search(r"\bnumber (?:1|100)\b", r.core_idea)]
+    assert len(named) >= 20 and not set(map(id, named)) & set(map(id, restating))

@@ -67,9 +67,11 @@ def test_noveltybench_full_pipeline(offline_extractor):
             assert 1 <= len(anchors) <= 5, task_id
             for anchor in anchors:
                 assert leakage_violations(anchor, response_model) == []
-    # fewer than 5 % of generations lack an atom beyond the prompt (3.9 % since brief words
-    # never become atoms: a Core Idea that only restates the prompt, "Happy New Year!" for a
-    # new-year text, leaves none; the extractor reads only the Core Idea); never more than 7
+    # at most 2 % of generations lack an atom beyond the prompt (0.4 % measured: a Core Idea
+    # that only restates the prompt, "Happy New Year!" for a new-year text, gives way to the
+    # generation's next sentence; what is left is mostly "Glass half full." for "glass half
+    # full or glass half empty?", where the answer is one of the brief's options); never
+    # more than 7
     total = sum(atoms_per_response.values())
-    assert atoms_per_response[0] < 0.05 * total
+    assert atoms_per_response[0] <= 0.02 * total
     assert max(atoms_per_response) <= 7
