@@ -133,8 +133,10 @@ _USE_OBJECT = re.compile(
     re.IGNORECASE,
 )
 
+#: Longest first where one ending contains another; a plural of a derivational ending
+#: ("-ions", "-ers") is listed before "-s", so "combinations" and "combination" agree.
 _SUFFIXES = ("nesses", "ness", "ments", "ment", "ings", "ing", "edly", "ed", "ful", "ly",
-             "ity", "ies", "es", "s", "ion", "er", "y")
+             "ity", "ies", "ions", "ers", "es", "s", "ion", "er", "y")
 
 
 def word_stem(word: str) -> str:
@@ -145,6 +147,8 @@ def word_stem(word: str) -> str:
     --------
     >>> word_stem("calmness"), word_stem("Calming"), word_stem("clocks"), word_stem("tree")
     ('calm', 'calm', 'clock', 'tree')
+    >>> word_stem("combinations") == word_stem("combination"), word_stem("players")
+    (True, 'play')
     """
     word = normalize(word).replace("’", "'")
     if word.endswith("'s"):
