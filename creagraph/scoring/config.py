@@ -129,6 +129,18 @@ class ScorerConfig:
     embedder: str = "minilm"
     embedder_args: Mapping[str, Any] | None = None
 
+    def __hash__(self) -> int:
+        """A hash of every field, the argument tables by their sorted JSON (the workers
+        keep one scorer per config, :mod:`creagraph.scoring.distributed`)."""
+        import dataclasses
+        import json
+
+        return hash(tuple(
+            json.dumps(value, sort_keys=True, default=repr) if isinstance(value, Mapping)
+            else value
+            for value in (getattr(self, f.name) for f in dataclasses.fields(self))
+        ))
+
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
         judge, mode = plain(self.judge), plain(self.mode)
