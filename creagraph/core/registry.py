@@ -31,10 +31,10 @@ Examples
 Traceback (most recent call last):
 ...
 creagraph.core.registry.RegistryError: shape 'square' (fractions:Fraction) lacks area
->>> shapes.load("nosuch")
+>>> shapes.load("nosuch")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-creagraph.core.registry.RegistryError: shape must be square, not 'nosuch' (or a 'module:attr' path to your own)
+creagraph.core.registry.RegistryError: shape must be square, not 'nosuch' (or ...)
 """
 
 from __future__ import annotations
