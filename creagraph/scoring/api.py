@@ -127,6 +127,7 @@ def build_scorer(
         judge in ("kg", "hybrid")
         or config.store is not None
         or config.endpoint is not None
+        or config.graph is not None
         or config.ceiling_k
         or kg is not None
     )
@@ -136,7 +137,8 @@ def build_scorer(
         if kg is None:
             from creagraph.kg import open_graph
 
-            kg = open_graph(Path(config.store) if config.store else None, config.endpoint)
+            kg = open_graph(Path(config.store) if config.store else None, config.endpoint,
+                            backend=config.graph, backend_args=dict(config.graph_args or {}))
         entity_linker = EntityLinker(kg)
         relation_linker = RelationLinker(kg, embedder)
     context = JudgeContext(config, embedder, kg, entity_linker, relation_linker)
@@ -486,7 +488,7 @@ SCORE_OUTPUTS = (
 #: Settings that do not change any number (results are identical by design).
 _NOT_FINGERPRINTED = {"threads", "llm_concurrency"}  # neither changes the numbers
 #: Settings fingerprinted only when they differ from their default.
-_NAMED_PARTS = {"judge_args", "embedder", "embedder_args"}
+_NAMED_PARTS = {"judge_args", "embedder", "embedder_args", "graph", "graph_args"}
 
 
 def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:

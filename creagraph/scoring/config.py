@@ -128,6 +128,8 @@ class ScorerConfig:
     judge_args: Mapping[str, Any] | None = None
     embedder: str = "minilm"
     embedder_args: Mapping[str, Any] | None = None
+    graph: str | None = None
+    graph_args: Mapping[str, Any] | None = None
 
     def __hash__(self) -> int:
         """A hash of every field, the argument tables by their sorted JSON (the workers
@@ -148,10 +150,19 @@ class ScorerConfig:
             raise InputError(f"unknown must be strict or lenient, not {plain(self.unknown)!r}")
         JUDGES.check_spec(judge)
         EMBEDDERS.check_spec(plain(self.embedder))
-        for registry, spec, args in ((JUDGES, judge, self.judge_args),
-                                     (EMBEDDERS, plain(self.embedder), self.embedder_args)):
+        from creagraph.kg import GRAPH_BACKENDS
+
+        named = [(JUDGES, judge, self.judge_args),
+                 (EMBEDDERS, plain(self.embedder), self.embedder_args)]
+        if self.graph is not None:
+            GRAPH_BACKENDS.check_spec(self.graph)
+            if self.store is not None or self.endpoint is not None:
+                raise InputError(f"graph {self.graph!r} replaces store and endpoint: give one")
+            named.append((GRAPH_BACKENDS, self.graph, self.graph_args))
+        for registry, spec, args in named:
             if args is not None and not isinstance(args, Mapping):
-                raise InputError(f"{registry.kind}_args must be a table of keyword "
+                field = registry.kind.split()[0]  # "graph backend" → graph_args
+                raise InputError(f"{field}_args must be a table of keyword "
                                  f"arguments, not {type(args).__name__}")
             if is_target(spec):  # a user's class: it must import here, before any work
                 registry.load(spec)

@@ -135,3 +135,50 @@ def test_dask_workers_recreate_the_user_judge(user_judge, sample_files, tmp_path
     local, remote = (read_jsonl(tmp_path / d / "paths.jsonl") for d in ("local", "dask"))
     assert local == remote and len(local) > 0
     assert {j["status"] for p in remote for j in p["judgments"]} == {"strict-stored"}
+
+
+ANSWER = {
+    "query": "What are different ways of connecting Ada and someone who is a poet?",
+    "entity_a": "Ada", "entity_b": "poet", "rel_b": "occupation", "model": "demo",
+    "path_prediction": '<answer>{"1": [["Ada", "award received", "Prize"], ["Prize", '
+    '"award received", "Bea"], ["Bea", "occupation", "poet"]]}</answer>',
+}
+GRAPH = {
+    "triples": [["Q1", "P166", "Q10"], ["Q2", "P166", "Q10"], ["Q2", "P106", "Q20"]],
+    "labels": {"Q1": "Ada", "Q2": "Bea", "Q10": "Prize", "Q20": "poet",
+               "P166": "award received", "P106": "occupation"},
+}
+
+
+def test_graph_backend_by_name_and_by_user_path(tmp_path, monkeypatch):
+    from creagraph.core.embeddings import HashingEmbedder
+    from creagraph.kg.memory import MemoryKG
+
+    (tmp_path / "mygraphs.py").write_text(textwrap.dedent(f'''
+        from creagraph.kg.memory import MemoryKG
+
+        def tiny(**extra):
+            return MemoryKG({GRAPH["triples"]!r}, labels={GRAPH["labels"]!r})
+
+        class NotAGraph:
+            pass
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        opened = creagraph.score([ANSWER], judge="kg", embedder=HashingEmbedder(64),
+                                 kg=MemoryKG(GRAPH["triples"], labels=GRAPH["labels"]))
+        named = creagraph.score([ANSWER], config=creagraph.ScorerConfig(
+            judge="kg", graph="memory", graph_args=GRAPH), embedder=HashingEmbedder(64))
+        user = creagraph.score([ANSWER], config=creagraph.ScorerConfig(
+            judge="kg", graph="mygraphs:tiny"), embedder=HashingEmbedder(64))
+        statuses = [j["status"] for j in opened.paths[0]["judgments"]]
+        assert "verified" in statuses
+        assert named.paths == opened.paths and user.paths == opened.paths
+        with pytest.raises(RegistryError, match=r"graph backend 'mygraphs:NotAGraph' lacks "
+                           "entity, search"):
+            creagraph.score([ANSWER], config=creagraph.ScorerConfig(
+                judge="kg", graph="mygraphs:NotAGraph"), embedder=HashingEmbedder(64))
+        with pytest.raises(InputError, match="replaces store and endpoint"):
+            creagraph.ScorerConfig(graph="memory", endpoint="http://x").validate()
+    finally:
+        sys.modules.pop("mygraphs", None)
