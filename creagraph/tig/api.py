@@ -93,7 +93,6 @@ def noveltybench_source(*, context: SourceContext) -> list[Response]:
     """The ``noveltybench`` source: the curated NoveltyBench population of the shared
     folder (:func:`creagraph.tig.adapters.load_noveltybench_curated`)."""
     from creagraph.tig.adapters import load_noveltybench_curated
-
     from creagraph.tig.config import CoreIdea
 
     return load_noveltybench_curated(context.shared_dir, core_idea=CoreIdea(context.core_idea))
