@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from creagraph.core.graph import KnowledgeGraph
 
 # The choices are the library's, re-exported for the commands that import them from here.
-from creagraph.core.registry import EMBEDDERS
+from creagraph.core.registry import EMBEDDERS, Registry
 from creagraph.scoring.config import JUDGES, Engine, JudgeKind, Mode
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
     "EmbedderOpt",
     "EmbedderArgOpt",
     "key_values",
+    "registry_option",
+    "arguments_option",
     "Engine",
     "LlmBaseUrlOpt",
     "LlmModelOpt",
@@ -57,45 +59,37 @@ ModeOpt = Annotated[
         "code (validity rule, discount 1, 1, γ, …, empty set = 1, g of raw distance > 1).",
     ),
 ]
-JudgeOpt = Annotated[
-    str,
-    typer.Option(
-        "--judge",
-        metavar="[" + "|".join(JUDGES.names()) + "|MODULE:ATTR]",
-        help="kg: computed from the knowledge graph (needs --store or --endpoint); "
-        "stored: the published judge's columns in the input (raw_salience_scores_0, "
-        "parsed_scores_factuality_0); llm: an OpenAI-compatible chat model (needs "
-        "--llm-base-url and --llm-model, key via --llm-api-key-env); hybrid: kg, and the "
-        "llm for triples the graph cannot verify (needs both); MODULE:ATTR: your own judge "
-        "class (arguments: --judge-arg).",
-    ),
-]
-JudgeArgOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--judge-arg",
-        metavar="KEY=VALUE",
-        help="Keyword argument of the --judge class (repeatable; VALUE read as JSON, "
-        "else as text).",
-    ),
-]
-EmbedderOpt = Annotated[
-    str,
-    typer.Option(
-        "--embedder",
-        metavar="[" + "|".join(EMBEDDERS.names()) + "|MODULE:ATTR]",
-        help="Text embedder: minilm (all-MiniLM-L6-v2, the default), hashing (no model; "
-        "dry runs only), or MODULE:ATTR, your own (arguments: --embedder-arg).",
-    ),
-]
-EmbedderArgOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--embedder-arg",
-        metavar="KEY=VALUE",
-        help="Keyword argument of the --embedder (repeatable; VALUE read as JSON).",
-    ),
-]
+def registry_option(flag: str, registry: Registry, help: str) -> Any:
+    """The ``str`` option ``flag`` naming one entry of ``registry`` (or ``MODULE:ATTR``);
+    its metavar lists the built-in names (the registry checks the value when used)."""
+    metavar = "[" + "|".join(registry.names()) + "|MODULE:ATTR]"
+    return typer.Option(flag, metavar=metavar, help=help)
+
+
+def arguments_option(flag: str, of: str) -> Any:
+    """The repeatable ``KEY=VALUE`` option ``flag`` (``list[str] | None``) of the keyword
+    arguments of the option ``of`` (read by :func:`key_values`; a TOML table in
+    ``--config``)."""
+    return typer.Option(flag, metavar="KEY=VALUE", help=f"Keyword argument of the {of} "
+                        "(repeatable; VALUE read as JSON, else as text).")
+
+
+JudgeOpt = Annotated[str, registry_option(
+    "--judge", JUDGES,
+    "kg: computed from the knowledge graph (needs --store or --endpoint); "
+    "stored: the published judge's columns in the input (raw_salience_scores_0, "
+    "parsed_scores_factuality_0); llm: an OpenAI-compatible chat model (needs "
+    "--llm-base-url and --llm-model, key via --llm-api-key-env); hybrid: kg, and the "
+    "llm for triples the graph cannot verify (needs both); MODULE:ATTR: your own judge "
+    "class (arguments: --judge-arg).",
+)]
+JudgeArgOpt = Annotated[list[str] | None, arguments_option("--judge-arg", "--judge")]
+EmbedderOpt = Annotated[str, registry_option(
+    "--embedder", EMBEDDERS,
+    "Text embedder: minilm (all-MiniLM-L6-v2, the default), hashing (no model; dry runs "
+    "only), or MODULE:ATTR, your own (arguments: --embedder-arg).",
+)]
+EmbedderArgOpt = Annotated[list[str] | None, arguments_option("--embedder-arg", "--embedder")]
 
 
 def key_values(values: list[str] | None, flag: str) -> dict[str, Any] | None:

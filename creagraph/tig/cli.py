@@ -32,7 +32,7 @@ from typing import Annotated, Any
 
 import typer
 
-from creagraph.cliopts import ConfigOpt
+from creagraph.cliopts import ConfigOpt, arguments_option, registry_option
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
@@ -64,16 +64,10 @@ ResponsesArg = Annotated[
     typer.Argument(help="Responses JSONL (task_id, brief, model, sample, core_idea, "
                    "visual_description)."),
 ]
-SourceOpt = Annotated[
-    str, typer.Option("--source", metavar="[" + "|".join(SOURCES.names()) + "|MODULE:ATTR]",
-                      help="Population: a responses file, a shared-folder adapter, or your "
-                      "own source (arguments: --source-arg).")
-]
-SourceArgOpt = Annotated[
-    list[str] | None,
-    typer.Option("--source-arg", metavar="KEY=VALUE",
-                 help="Keyword argument of the --source (repeatable; VALUE read as JSON)."),
-]
+SourceOpt = Annotated[str, registry_option(
+    "--source", SOURCES, "Population: a responses file, a shared-folder adapter, or your "
+    "own source (arguments: --source-arg).")]
+SourceArgOpt = Annotated[list[str] | None, arguments_option("--source-arg", "--source")]
 SharedOpt = Annotated[
     Path | None, typer.Option("--shared-dir", help="Shared data folder (default ../shared).")
 ]
@@ -84,17 +78,11 @@ LimitOpt = Annotated[
 CoreOpt = Annotated[
     CoreIdea, typer.Option("--core-idea", help="NoveltyBench Core Idea: first_sentence | full.")
 ]
-ExtractorOpt = Annotated[
-    str, typer.Option("--extractor",
-                      metavar="[" + "|".join(EXTRACTORS.names()) + "|MODULE:ATTR]",
-                      help="Atom extractor (MODULE:ATTR: your own; arguments: "
-                      "--extractor-arg).")
-]
-ExtractorArgOpt = Annotated[
-    list[str] | None,
-    typer.Option("--extractor-arg", metavar="KEY=VALUE",
-                 help="Keyword argument of the --extractor (repeatable; VALUE read as JSON)."),
-]
+ExtractorOpt = Annotated[str, registry_option(
+    "--extractor", EXTRACTORS, "Atom extractor (MODULE:ATTR: your own; arguments: "
+    "--extractor-arg).")]
+ExtractorArgOpt = Annotated[list[str] | None,
+                            arguments_option("--extractor-arg", "--extractor")]
 AtomsOpt = Annotated[
     Path | None, typer.Option("--atoms", help="Pre-extracted atoms file (--extractor json).")
 ]
