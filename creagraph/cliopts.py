@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from creagraph.core.graph import KnowledgeGraph
 
 # The choices are the library's, re-exported for the commands that import them from here.
-from creagraph.core.registry import EMBEDDERS, Registry
+from creagraph.core.registry import EMBEDDERS, Registry, is_target
 from creagraph.scoring.config import JUDGES, Engine, JudgeKind, Mode
 
 __all__ = [
@@ -63,7 +63,14 @@ def registry_option(flag: str, registry: Registry, help: str) -> Any:
     """The ``str`` option ``flag`` naming one entry of ``registry`` (or ``MODULE:ATTR``);
     its metavar lists the built-in names (the registry checks the value when used)."""
     metavar = "[" + "|".join(registry.names()) + "|MODULE:ATTR]"
-    return typer.Option(flag, metavar=metavar, help=help)
+
+    def check(value: str | None) -> str | None:
+        if value is None or value in registry or is_target(value):
+            return value
+        names = ", ".join(repr(name) for name in registry.names())
+        raise typer.BadParameter(f"{value!r} is not one of {names} (or a MODULE:ATTR path)")
+
+    return typer.Option(flag, metavar=metavar, help=help, callback=check)
 
 
 def arguments_option(flag: str, of: str) -> Any:

@@ -188,7 +188,7 @@ class Registry:
     def check(self, obj: Any, spec: str) -> Any:
         """``obj`` if it has every attribute of the protocol, else a :class:`RegistryError`
         naming the missing ones."""
-        missing = [name for name in self.required if not hasattr(obj, name)]
+        missing = [name for name in self.required if not _has(obj, name)]
         if missing:
             entry = self._entries.get(spec)
             label = repr(spec) + (f" ({entry.target})" if entry is not None else "")
@@ -203,6 +203,17 @@ def minilm_embedder(*, precision: str | None = None, context: Any = None) -> Any
     from creagraph.core.embeddings import default_embedder
 
     return default_embedder(precision=precision or getattr(context, "precision", None))
+
+
+def _has(obj: Any, name: str) -> bool:
+    """Whether ``obj`` has the attribute ``name``, without running a property (an
+    embedder's ``dim`` may load its model): looked up statically, then through a
+    ``__getattr__`` the class defines."""
+    try:
+        inspect.getattr_static(obj, name)
+    except AttributeError:
+        return hasattr(type(obj), "__getattr__") and hasattr(obj, name)
+    return True
 
 
 def _takes_context(factory: Callable[..., Any]) -> bool:

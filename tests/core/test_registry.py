@@ -26,6 +26,11 @@ def user_module(tmp_path, monkeypatch):
         class Blob:
             pass
 
+        class Lazy:
+            @property
+            def area(self):
+                raise RuntimeError("the protocol check ran a property")
+
         def broken():
             raise TypeError("inside the factory")
     '''))
@@ -70,6 +75,7 @@ def test_errors_name_the_problem(user_module):
     with pytest.raises(RegistryError, match=r"shape 'usershapes:Circle': 'usershapes' has "
                        r"no 'Circle'"):
         registry.load("usershapes:Circle")
+    assert registry.create("usershapes:Lazy")  # checked without running the property
     with pytest.raises(RegistryError, match=r"shape 'usershapes:Blob' lacks area"):
         registry.create("usershapes:Blob")
     with pytest.raises(RegistryError, match=r"does not take these arguments \['radius'\]"):
