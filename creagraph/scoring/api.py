@@ -90,7 +90,7 @@ class ScoreTables:
     out: Path | None = None
     counts: dict[str, int] = field(default_factory=dict)
 
-    def frames(self):
+    def frames(self) -> tuple[Any, Any, Any]:
         """The three tables as pandas DataFrames ``(queries, paths, summary)``."""
         import pandas as pd
 
@@ -629,7 +629,9 @@ def _write_score_manifest(
     )
 
 
-def _run_engine(rows, config, out, engine, workers, address, total, *, again=None):
+def _run_engine(rows: Iterable[AnswerRow], config: ScorerConfig, out: Path, engine: str,
+                workers: int, address: str | None, total: int | None, *,
+                again: Iterable[AnswerRow] | None = None) -> dict[str, Any]:
     """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed).
 
     ``again`` (local engine): the same rows once more, read first to embed every relation
