@@ -5,16 +5,17 @@ One plain, picklable record of every setting that determines a scorer, used alik
 (:mod:`creagraph.scoring.distributed`), which build their scorer from it with
 :func:`creagraph.scoring.api.build_scorer`. The choices are :class:`enum.StrEnum` s, so a
 member equals its string (``JudgeKind.kg == "kg"``) and plain strings are accepted
-wherever a choice is.
+wherever a choice is; the judges are a registry (:data:`JUDGES`), so ``judge`` may also
+name a user's class as ``"module:attr"``.
 
 Examples
 --------
 >>> config = ScorerConfig(judge=JudgeKind.stored, mode="published")
 >>> config.validate()
->>> ScorerConfig(judge="oracle").validate()
+>>> ScorerConfig(judge="oracle").validate()  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-creagraph.core.io.InputError: judge must be kg, stored, llm or hybrid, not 'oracle'
+creagraph.core.registry.RegistryError: judge must be kg, stored, llm or hybrid, not 'oracle' ...
 """
 
 from __future__ import annotations
