@@ -150,7 +150,7 @@ def test_user_source_and_extractor_from_the_cli(user_module, tmp_path, capsys):
     rows = read_jsonl(out)
     assert rows and {m for r in rows for m in r["models"]} <= {"m1", "m2", "m3", "m4"}
     assert main(["tig", "clusters", "--source", "nope", "--out", str(out)]) == 2
-    assert "population source must be jsonl, noveltybench or aut, not 'nope'" in (
+    assert "'nope' is not one of 'jsonl', 'noveltybench', 'aut' (or a MODULE:ATTR path)" in (
         capsys.readouterr().err)
     assert main(["tig", "build", "--help"]) == 0
     text = capsys.readouterr().out.replace(" ", "").replace("\n", "")
