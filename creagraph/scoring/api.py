@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from creagraph.core.io import InputError, iter_jsonl, read_jsonl
 from creagraph.scoring.config import ENGINES, ScorerConfig, plain
-from creagraph.scoring.distributed import set_threads
+from creagraph.scoring.distributed import judge_usage, set_threads
 from creagraph.scoring.inputs import AnswerRow, answer_rows, iter_answers
 
 if TYPE_CHECKING:
@@ -601,7 +601,8 @@ def _write_score_manifest(
     counts: dict[str, Any],
 ) -> None:
     """``run.json`` beside the scores (:mod:`creagraph.core.manifest`): versions, embedder,
-    judge and its prompt digest, the LLM judge's requests and tokens (local engine)."""
+    judge and its prompt digest, the LLM judge's requests and tokens (local and Dask
+    engines)."""
     from creagraph.core.embeddings import DEFAULT_MODEL_NAME
     from creagraph.core.manifest import run_manifest, write_manifest
     from creagraph.core.manifest import text_digest as digest
@@ -646,17 +647,26 @@ def _run_engine(rows: Iterable[AnswerRow], config: ScorerConfig, out: Path, engi
 
             prepare_run(scorer, again)
         counts = score_files(rows, scorer, out, total=total)
-        judge = getattr(scorer.judge, "fallback", scorer.judge)  # a hybrid judge's LLM
-        usage = getattr(judge, "usage", None)
-        if isinstance(usage, dict):
-            counts["llm_judge"] = dict(usage)
+        usage = judge_usage(scorer)
+        if usage is not None:
+            counts["llm_judge"] = usage
         return counts
     if engine == "dask":
-        from creagraph.scoring.distributed import dask_client, dask_runner
+        from creagraph.scoring.distributed import (
+            dask_client,
+            dask_runner,
+            usage_since,
+            worker_usage,
+        )
 
         with dask_client(address, workers) as client:
             runner = dask_runner(client, config, build_scorer)
-            return score_files(rows, None, out, run=runner, total=total)
+            before = client.run(worker_usage, build_scorer, config)
+            counts = score_files(rows, None, out, run=runner, total=total)
+            usage = usage_since(before, client.run(worker_usage, build_scorer, config))
+            if usage is not None:  # the workers' LLM judges, as the local engine reports
+                counts["llm_judge"] = usage
+            return counts
     from creagraph.scoring.distributed import ray_cluster, ray_runner
 
     with ray_cluster(address, workers):

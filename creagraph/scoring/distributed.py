@@ -146,6 +146,47 @@ def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows
     return [scorer.score(row) for row in rows]
 
 
+def judge_usage(scorer: Any) -> dict[str, int] | None:
+    """The request and token counters of ``scorer``'s LLM judge (a hybrid judge's LLM
+    fallback), or ``None`` for a judge that asks no LLM."""
+    if scorer is None:
+        return None
+    judge = getattr(scorer.judge, "fallback", scorer.judge)
+    usage = getattr(judge, "usage", None)
+    return dict(usage) if isinstance(usage, dict) else None
+
+
+def worker_usage(build: Callable[[ScorerConfig], Any], config: ScorerConfig
+                 ) -> dict[str, int] | None:
+    """:func:`judge_usage` of this worker process's scorer for ``config`` (run on every
+    Dask worker by :func:`usage_since`)."""
+    return judge_usage(_SCORERS.get((build, config)))
+
+
+def usage_since(before: dict[str, dict[str, int] | None],
+                after: dict[str, dict[str, int] | None]) -> dict[str, int] | None:
+    """The LLM judge's counters summed over the workers, less what each worker had
+    counted ``before`` the run (a long-lived cluster keeps its scorers); ``None`` when no
+    worker has an LLM judge.
+
+    Examples
+    --------
+    >>> usage_since({"w1": {"sent": 2}}, {"w1": {"sent": 5}, "w2": {"sent": 1}})
+    {'sent': 4}
+    >>> usage_since({}, {"w1": None}) is None
+    True
+    """
+    total: dict[str, int] | None = None
+    for worker, counters in after.items():
+        if counters is None:
+            continue
+        total = total if total is not None else {}
+        earlier = before.get(worker) or {}
+        for key, value in counters.items():
+            total[key] = total.get(key, 0) + value - earlier.get(key, 0)
+    return total
+
+
 def batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """Cut any iterable into lists of ``size`` items, lazily (the input is read as needed).
 
