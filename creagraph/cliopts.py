@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from creagraph.core.graph import KnowledgeGraph
 
 # The choices are the library's, re-exported for the commands that import them from here.
-from creagraph.scoring.config import Engine, JudgeKind, Mode
+from creagraph.core.registry import EMBEDDERS, Registry, is_target
+from creagraph.scoring.config import JUDGES, Engine, JudgeKind, Mode
 
 __all__ = [
     "StoreOpt",
@@ -33,6 +34,12 @@ __all__ = [
     "ModeOpt",
     "JudgeKind",
     "JudgeOpt",
+    "JudgeArgOpt",
+    "EmbedderOpt",
+    "EmbedderArgOpt",
+    "key_values",
+    "registry_option",
+    "arguments_option",
     "Engine",
     "LlmBaseUrlOpt",
     "LlmModelOpt",
@@ -52,17 +59,73 @@ ModeOpt = Annotated[
         "code (validity rule, discount 1, 1, γ, …, empty set = 1, g of raw distance > 1).",
     ),
 ]
-JudgeOpt = Annotated[
-    JudgeKind,
-    typer.Option(
-        "--judge",
-        help="kg: computed from the knowledge graph (needs --store or --endpoint); "
-        "stored: the published judge's columns in the input (raw_salience_scores_0, "
-        "parsed_scores_factuality_0); llm: an OpenAI-compatible chat model (needs "
-        "--llm-base-url and --llm-model, key via --llm-api-key-env); hybrid: kg, and the "
-        "llm for triples the graph cannot verify (needs both).",
-    ),
-]
+def registry_option(flag: str, registry: Registry, help: str) -> Any:
+    """The ``str`` option ``flag`` naming one entry of ``registry`` (or ``MODULE:ATTR``);
+    its metavar lists the built-in names (the registry checks the value when used)."""
+    metavar = "[" + "|".join(registry.names()) + "|MODULE:ATTR]"
+
+    def check(value: str | None) -> str | None:
+        if value is None or value in registry or is_target(value):
+            return value
+        names = ", ".join(repr(name) for name in registry.names())
+        raise typer.BadParameter(f"{value!r} is not one of {names} (or a MODULE:ATTR path)")
+
+    return typer.Option(flag, metavar=metavar, help=help, callback=check)
+
+
+def arguments_option(flag: str, of: str) -> Any:
+    """The repeatable ``KEY=VALUE`` option ``flag`` (``list[str] | None``) of the keyword
+    arguments of the option ``of`` (read by :func:`key_values`; a TOML table in
+    ``--config``)."""
+    return typer.Option(flag, metavar="KEY=VALUE", help=f"Keyword argument of the {of} "
+                        "(repeatable; VALUE read as JSON, else as text).")
+
+
+JudgeOpt = Annotated[str, registry_option(
+    "--judge", JUDGES,
+    "kg: computed from the knowledge graph (needs --store or --endpoint); "
+    "stored: the published judge's columns in the input (raw_salience_scores_0, "
+    "parsed_scores_factuality_0); llm: an OpenAI-compatible chat model (needs "
+    "--llm-base-url and --llm-model, key via --llm-api-key-env); hybrid: kg, and the "
+    "llm for triples the graph cannot verify (needs both); MODULE:ATTR: your own judge "
+    "class (arguments: --judge-arg).",
+)]
+JudgeArgOpt = Annotated[list[str] | None, arguments_option("--judge-arg", "--judge")]
+EmbedderOpt = Annotated[str, registry_option(
+    "--embedder", EMBEDDERS,
+    "Text embedder: minilm (all-MiniLM-L6-v2, the default), hashing (no model; dry runs "
+    "only), or MODULE:ATTR, your own (arguments: --embedder-arg).",
+)]
+EmbedderArgOpt = Annotated[list[str] | None, arguments_option("--embedder-arg", "--embedder")]
+
+
+def key_values(values: list[str] | None, flag: str) -> dict[str, Any] | None:
+    """``KEY=VALUE`` options as keyword arguments (each VALUE read as JSON, else kept as
+    text); ``None`` when none was given.
+
+    Examples
+    --------
+    >>> key_values(["k=3", "name=big", "on=true"], "--judge-arg")
+    {'k': 3, 'name': 'big', 'on': True}
+    >>> key_values(None, "--judge-arg") is None
+    True
+    """
+    import json
+
+    from creagraph.core.io import InputError
+
+    if not values:
+        return None
+    found: dict[str, Any] = {}
+    for item in values:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise InputError(f"{flag} expects KEY=VALUE with KEY a Python name; got {item!r}")
+        try:
+            found[key.strip()] = json.loads(raw)
+        except ValueError:
+            found[key.strip()] = raw
+    return found
 LlmBaseUrlOpt = Annotated[
     str | None,
     typer.Option(
@@ -183,9 +246,23 @@ def read_option_file(path: str | os.PathLike[str], command: Any) -> dict[str, An
                 "such as " + ", ".join(sorted({k for k in names if "-" in k})[:4]) + ")"
             )
         if isinstance(value, dict):
-            raise InputError(f"{path}: {key!r} must be a value, not a table")
+            value = _table_as_key_values(path, key, value, command, name)
         values[name] = value
     return values
+
+
+def _table_as_key_values(path: str | os.PathLike[str], key: str, table: dict[str, Any],
+                         command: Any, name: str) -> list[str]:
+    """A TOML table given for a ``KEY=VALUE`` option (``judge-arg = {k = 3}``) as the
+    option's values; a table for any other option is an error naming it."""
+    import json
+
+    from creagraph.core.io import InputError
+
+    param = next(p for p in command.params if p.name == name)
+    if getattr(param, "metavar", None) != "KEY=VALUE":
+        raise InputError(f"{path}: {key!r} must be a value, not a table")
+    return [f"{k}={json.dumps(v)}" for k, v in table.items()]
 
 
 def _apply_option_file(ctx: typer.Context, param: Any, value: Path | None) -> Path | None:

@@ -305,18 +305,12 @@ def run_tig_demo(
     anchors``); returns ``out`` (``None`` without the population or without ``out``).
     """
     from creagraph.core.io import write_jsonl
-    from creagraph.tig import (
-        anchors_for_population,
-        build_atom_tables,
-        l2mo_population,
-        load_aut_population,
-    )
     from creagraph.tig.anchors import write_anchors
-    from creagraph.tig.brief import brief_concept, brief_terms, task_kind
-    from creagraph.tig.population import build_population
+    from creagraph.tig.api import atom_tables, cluster_rows, find_anchors, load_population
 
     try:
-        responses = load_aut_population(shared_dir, max_runs=runs)
+        responses = load_population(source="aut", shared_dir=shared_dir,
+                                    source_args={"max_runs": runs})
     except FileNotFoundError:
         typer.echo("(no AUT population found in the shared folder; skipping the TIG demo)")
         return None
@@ -325,30 +319,20 @@ def run_tig_demo(
         "offline extractor)",
         bold=True,
     )
-    tables = build_atom_tables(responses, show_progress=False)
-    clusters, anchors = [], []
-    for task, table in tables.items():
-        whole = build_population(table, None)
-        for cluster in sorted(whole.clusters, key=lambda c: (-c.cliche_score, c.id)):
-            row = cluster.to_dict()
-            row["comparison_key"] = whole.comparison_key
-            row["n_reference_responses"] = whole.n_responses
-            clusters.append(row)
-        if all(m in table.models for m in TIG_PAIR):
-            first = table.responses[0]
-            kind = task_kind(first.brief, first.family, first.kind)
-            found = anchors_for_population(  # as `tig anchors` words them (tig/l2mo.py)
-                l2mo_population(table, TIG_PAIR), top_k=3,
-                concept=brief_concept(first.brief, None, kind), kind=kind,
-                brief_terms=brief_terms(first.brief, None, instructions=True))
-            anchors.extend(found)
-            typer.echo(
-                f"  {task}: {len(table.responses)} ideas from {len(table.models)} models; "
-                f"comparing {TIG_PAIR[0]} vs {TIG_PAIR[1]}: reference = the other "
-                f"{len(table.models) - 2} models"
-            )
-            for anchor in found:
-                typer.echo(f"    [{anchor.cliche_score:.2f}] {anchor.text}")
+    # as `creagraph tig clusters` and `creagraph tig anchors --pair A,B --top-k 3` do
+    tables = atom_tables(responses, show_progress=False)
+    clusters = cluster_rows(tables, show_progress=False).rows
+    found = find_anchors(tables, pairs=[TIG_PAIR], top_k=3, show_progress=False)
+    for result in found.results:
+        table = tables[result.task_id]
+        typer.echo(
+            f"  {result.task_id}: {len(table.responses)} ideas from {len(table.models)} "
+            f"models; comparing {TIG_PAIR[0]} vs {TIG_PAIR[1]}: reference = the other "
+            f"{len(table.models) - 2} models"
+        )
+        for anchor in result.anchors:
+            typer.echo(f"    [{anchor.cliche_score:.2f}] {anchor.text}")
+    anchors = found.anchors
     if out is None:
         return None
     out.mkdir(parents=True, exist_ok=True)

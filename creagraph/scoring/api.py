@@ -39,16 +39,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sized
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from creagraph.core.io import InputError, iter_jsonl, read_jsonl
 from creagraph.scoring.config import ENGINES, ScorerConfig, plain
-from creagraph.scoring.distributed import set_threads
+from creagraph.scoring.distributed import judge_usage, set_threads
 from creagraph.scoring.inputs import AnswerRow, answer_rows, iter_answers
 
 if TYPE_CHECKING:
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "score",
     "ScoreTables",
+    "JudgeContext",
     "ScorerConfig",
     "build_scorer",
     "ceiling_hook",
@@ -81,7 +81,7 @@ class ScoreTables:
     summary : list of dict
         One row per model: mean (sd) over queries (the ``summary.csv`` table).
     out : Path or None
-        The output directory when one was given (else the files were temporary).
+        The output directory when one was given (else nothing was written).
     """
 
     queries: list[dict[str, Any]]
@@ -90,7 +90,7 @@ class ScoreTables:
     out: Path | None = None
     counts: dict[str, int] = field(default_factory=dict)
 
-    def frames(self):
+    def frames(self) -> tuple[Any, Any, Any]:
         """The three tables as pandas DataFrames ``(queries, paths, summary)``."""
         import pandas as pd
 
@@ -112,21 +112,22 @@ def build_scorer(
     torch's and the BLAS thread pools to ``config.threads`` there, so every process
     computes the same numbers.
     """
-    from creagraph.scoring.judges import HybridJudge, KgJudge, LlmJudge, StoredJudge
+    from creagraph.core.registry import EMBEDDERS
+    from creagraph.scoring.config import JUDGES
     from creagraph.scoring.pipeline import Scorer
 
     config.validate()
     judge, mode = plain(config.judge), plain(config.mode)
     set_threads(config.threads)
     if embedder is None:
-        from creagraph.core.embeddings import default_embedder
-
-        embedder = default_embedder(precision=config.precision)
+        embedder = EMBEDDERS.create(plain(config.embedder), context=config,
+                                    **dict(config.embedder_args or {}))
     entity_linker = relation_linker = None
     needs_graph = (
         judge in ("kg", "hybrid")
         or config.store is not None
         or config.endpoint is not None
+        or config.graph is not None
         or config.ceiling_k
         or kg is not None
     )
@@ -136,35 +137,12 @@ def build_scorer(
         if kg is None:
             from creagraph.kg import open_graph
 
-            kg = open_graph(Path(config.store) if config.store else None, config.endpoint)
+            kg = open_graph(Path(config.store) if config.store else None, config.endpoint,
+                            backend=config.graph, backend_args=dict(config.graph_args or {}))
         entity_linker = EntityLinker(kg)
         relation_linker = RelationLinker(kg, embedder)
-
-    def llm() -> LlmJudge:
-        return LlmJudge(
-            config.llm_base_url,
-            config.llm_model,
-            api_key_env=config.llm_api_key_env,
-            concurrency=config.llm_concurrency,
-        )
-
-    if judge == "stored":
-        the_judge: Any = StoredJudge()
-    elif judge == "llm":
-        the_judge = llm()
-    else:
-        from creagraph.scoring.grounding import Grounder, load_negatives
-
-        negatives = load_negatives(config.negatives) if config.negatives else ()
-        from creagraph.scoring.groundcache import default_grounding_cache
-
-        # issue 19: verdicts kept between runs, beside the embedder's cache
-        cache = default_grounding_cache(getattr(embedder, "cache_path", None))
-        # a kg or hybrid judge always needs the graph, so all three are set above
-        assert kg is not None and entity_linker is not None and relation_linker is not None
-        grounder = Grounder(kg, entity_linker, relation_linker, negatives=negatives, cache=cache)
-        kg_judge = KgJudge(grounder)
-        the_judge = kg_judge if judge == "kg" else HybridJudge(kg_judge, llm())
+    context = JudgeContext(config, embedder, kg, entity_linker, relation_linker)
+    the_judge = JUDGES.create(judge, context=context, **dict(config.judge_args or {}))
     optional: dict[str, Any] = {}
     if config.max_paths is not None:
         optional["max_paths"] = config.max_paths
@@ -184,6 +162,59 @@ def build_scorer(
         unknown=plain(config.unknown),
         **optional,
     )
+
+
+@dataclass(frozen=True)
+class JudgeContext:
+    """What a judge may need, handed to a judge factory that declares a ``context``
+    parameter (:data:`creagraph.scoring.config.JUDGES`): the scorer's settings, its
+    embedder, and the graph with its linkers (``None`` when the run opens no graph)."""
+
+    config: ScorerConfig
+    embedder: Embedder
+    kg: KnowledgeGraph | None = None
+    entity_linker: Any = None
+    relation_linker: Any = None
+
+
+def llm_judge(*, context: JudgeContext) -> Any:
+    """The built-in ``llm`` judge: :class:`~creagraph.scoring.judges.LlmJudge` on the
+    endpoint, model, key variable and concurrency of ``context.config``."""
+    from creagraph.scoring.judges import LlmJudge
+
+    config = context.config
+    return LlmJudge(
+        config.llm_base_url,
+        config.llm_model,
+        api_key_env=config.llm_api_key_env,
+        concurrency=config.llm_concurrency,
+    )
+
+
+def kg_judge(*, context: JudgeContext) -> Any:
+    """The built-in ``kg`` judge: :class:`~creagraph.scoring.judges.KgJudge` over a
+    grounder of ``context``'s graph, with the configured negatives and the grounding cache
+    kept beside the embedder's (issue 19)."""
+    from creagraph.scoring.groundcache import default_grounding_cache
+    from creagraph.scoring.grounding import Grounder, load_negatives
+    from creagraph.scoring.judges import KgJudge
+
+    config = context.config
+    if context.kg is None or context.entity_linker is None or context.relation_linker is None:
+        raise InputError(f"judge {plain(config.judge)!r} needs a graph (store or endpoint)")
+    negatives = load_negatives(config.negatives) if config.negatives else ()
+    cache = default_grounding_cache(getattr(context.embedder, "cache_path", None))
+    grounder = Grounder(context.kg, context.entity_linker, context.relation_linker,
+                        negatives=negatives, cache=cache)
+    return KgJudge(grounder)
+
+
+def hybrid_judge(*, context: JudgeContext) -> Any:
+    """The built-in ``hybrid`` judge: the ``kg`` judge, and the ``llm`` judge for the
+    triples the graph cannot verify."""
+    from creagraph.scoring.judges import HybridJudge
+
+    return HybridJudge(kg_judge(context=context), llm_judge(context=context))
 
 
 #: Oracle results a ceiling hook keeps (most recently used first out last): one per query,
@@ -296,9 +327,11 @@ def score(
     store: str | os.PathLike[str] | None = None,
     endpoint: str | None = None,
     kg: KnowledgeGraph | None = None,
-    embedder: Embedder | None = None,
+    embedder: Embedder | str | None = None,
     model: str | None = None,
     factuality_threshold: float = 1.0,
+    judge_args: Mapping[str, Any] | None = None,
+    embedder_args: Mapping[str, Any] | None = None,
     llm_base_url: str | None = None,
     llm_model: str | None = None,
     llm_api_key_env: str | None = None,
@@ -315,16 +348,20 @@ def score(
     answers : path, list of paths, list of dicts or list of AnswerRow
         Answer files (.jsonl/.json/.csv/.parquet) or records with ``query``,
         ``entity_a``, ``entity_b``, ``rel_b`` and an answer (``path_prediction``).
-    judge : {"kg", "stored", "llm", "hybrid"}
+    judge : {"kg", "stored", "llm", "hybrid"} or "module:attr"
         ``kg`` grounds triples in the graph (``store``/``endpoint``/``kg``); ``stored``
         reads the published judge's columns; ``llm`` asks ``llm_base_url``/``llm_model``;
-        ``hybrid`` is kg with the llm for what the graph cannot verify.
+        ``hybrid`` is kg with the llm for what the graph cannot verify. A
+        ``"module:attr"`` path names your own judge class or factory
+        (:data:`creagraph.scoring.config.JUDGES`), called with ``judge_args``.
     mode : {"paper", "published"}
         The paper's formulas, or the published code's behaviour (SPEC §3.6).
     store, endpoint : optional
         Embedded store directory or SPARQL endpoint (``kg``: an already opened graph).
-    embedder : optional
-        Path-string embedder (default all-MiniLM-L6-v2).
+    embedder : Embedder, str or None
+        Path-string embedder object, or the name of one (``"minilm"``, the default
+        all-MiniLM-L6-v2; ``"hashing"``; or ``"module:attr"``,
+        :data:`creagraph.core.registry.EMBEDDERS`), made with ``embedder_args``.
     model : str, optional
         Model name for every row (else from a column or the file name).
     factuality_threshold : float
@@ -336,9 +373,11 @@ def score(
         Also compute the graph's oracle ceiling with paths up to this many triples.
     threads : int or None
         Torch/BLAS threads (1 keeps results identical across machines and engines).
+    judge_args, embedder_args : mapping, optional
+        Keyword arguments of the named judge / embedder (plain values).
     out : path, optional
         Keep the output files here (resumable, as ``creagraph score --out``); by default
-        a temporary directory is used and removed.
+        nothing is written and the records are returned from memory.
     config : ScorerConfig, optional
         All of the above at once. A keyword argument set to something other than its
         default and other than the config's value is an error (which one holds?).
@@ -347,6 +386,7 @@ def score(
     -------
     ScoreTables
     """
+    named = embedder if isinstance(embedder, str) else None
     if config is None:
         config = ScorerConfig(
             judge=plain(judge),
@@ -359,19 +399,48 @@ def score(
             ceiling_k=ceiling_k,
             threads=threads,
             llm_api_key_env=llm_api_key_env,
+            judge_args=judge_args,
+            embedder=named or "minilm",
+            embedder_args=embedder_args,
         )
     else:
-        _check_keywords_agree(config, locals())
+        _check_keywords_agree(config, {**locals(), "embedder": named})
         config = replace(config, judge=plain(config.judge), mode=plain(config.mode))
     config.validate()
-    from creagraph.scoring.pipeline import score_files
-
-    scorer = build_scorer(config, kg=kg, embedder=embedder)
+    scorer = build_scorer(config, kg=kg, embedder=None if named else embedder)  # type: ignore[arg-type]
     rows = _rows(answers, model)
     if out is not None:
-        return _collect(Path(out), score_files(rows, scorer, out), keep=True)
-    with tempfile.TemporaryDirectory(prefix="creagraph-score-") as tmp:
-        return _collect(Path(tmp), score_files(rows, scorer, tmp), keep=False)
+        from creagraph.scoring.pipeline import score_files
+
+        return _collect(Path(out), score_files(rows, scorer, out))
+    return _score_in_memory(rows, scorer)
+
+
+def _score_in_memory(rows: Iterable[AnswerRow], scorer: Scorer) -> ScoreTables:
+    """Score ``rows`` and keep the records (no file is written): the records are the
+    plain JSON values :func:`~creagraph.scoring.pipeline.score_files` would write, a
+    repeated (model, query) is the same error, and the counts are the same."""
+    from creagraph.core.io import dumps
+    from creagraph.core.progress import progress_bar
+    from creagraph.scoring.pipeline import _rows_to_score, summarize
+
+    queries: list[dict[str, Any]] = []
+    paths: list[dict[str, Any]] = []
+    counts = {"scored": 0, "skipped": 0}
+    bar = progress_bar(total=len(rows) if isinstance(rows, Sized) else None, desc="score",
+                       unit="query")
+    try:
+        for row in _rows_to_score(rows, set(), counts, bar):
+            result = scorer.score(row)
+            # as written and read back: numpy values and tuples become plain JSON values
+            paths.extend(json.loads(dumps(record)) for record in result.paths)
+            queries.append(json.loads(dumps(result.query)))
+            counts["scored"] += 1
+            bar.update(1)
+    finally:
+        bar.close()
+    return ScoreTables(queries, paths, summarize(queries), None, {**counts,
+                                                                  "queries": len(queries)})
 
 
 def _check_keywords_agree(config: ScorerConfig, given: Mapping[str, Any]) -> None:
@@ -381,7 +450,8 @@ def _check_keywords_agree(config: ScorerConfig, given: Mapping[str, Any]) -> Non
 
     defaults = inspect.signature(score).parameters
     for name in ("judge", "mode", "store", "endpoint", "factuality_threshold", "llm_base_url",
-                 "llm_model", "llm_api_key_env", "ceiling_k", "threads"):  # fmt: skip
+                 "llm_model", "llm_api_key_env", "ceiling_k", "threads", "judge_args",
+                 "embedder", "embedder_args"):  # fmt: skip
         value, held = given[name], getattr(config, name)
         if value == defaults[name].default:
             continue
@@ -394,12 +464,12 @@ def _check_keywords_agree(config: ScorerConfig, given: Mapping[str, Any]) -> Non
             )
 
 
-def _collect(out: Path, counts: dict[str, int], *, keep: bool) -> ScoreTables:
+def _collect(out: Path, counts: dict[str, int]) -> ScoreTables:
     from creagraph.scoring.pipeline import summarize
 
     queries = read_jsonl(out / "queries.jsonl")
     paths = list(iter_jsonl(out / "paths.jsonl"))
-    return ScoreTables(queries, paths, summarize(queries), out if keep else None, counts)
+    return ScoreTables(queries, paths, summarize(queries), out, counts)
 
 
 
@@ -417,6 +487,8 @@ SCORE_OUTPUTS = (
 )
 #: Settings that do not change any number (results are identical by design).
 _NOT_FINGERPRINTED = {"threads", "llm_concurrency"}  # neither changes the numbers
+#: Settings fingerprinted only when they differ from their default.
+_NAMED_PARTS = {"judge_args", "embedder", "embedder_args", "graph", "graph_args"}
 
 
 def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | None) -> dict:
@@ -434,6 +506,8 @@ def score_fingerprint(config: ScorerConfig, inputs: list[Path], model: str | Non
         if f.name in _NOT_FINGERPRINTED:
             continue
         value = getattr(config, f.name)
+        if f.name in _NAMED_PARTS and value == f.default:
+            continue  # the built-in default: folders made before these settings existed resume
         if f.name == "store" and value is not None:
             value = {"path": str(Path(value).resolve()), "sha256": store_digest(value)}
         fp["--" + f.name.replace("_", "-")] = value
@@ -527,7 +601,8 @@ def _write_score_manifest(
     counts: dict[str, Any],
 ) -> None:
     """``run.json`` beside the scores (:mod:`creagraph.core.manifest`): versions, embedder,
-    judge and its prompt digest, the LLM judge's requests and tokens (local engine)."""
+    judge and its prompt digest, the LLM judge's requests and tokens (local and Dask
+    engines)."""
     from creagraph.core.embeddings import DEFAULT_MODEL_NAME
     from creagraph.core.manifest import run_manifest, write_manifest
     from creagraph.core.manifest import text_digest as digest
@@ -542,7 +617,9 @@ def _write_score_manifest(
             started=started,
             settings=settings,  # score_fingerprint, as claimed at the start of the run
             engine=engine,
-            embedder={"model": DEFAULT_MODEL_NAME, "precision": config.precision},
+            embedder={"model": DEFAULT_MODEL_NAME, "precision": config.precision}
+            if plain(config.embedder) == "minilm" and not config.embedder_args
+            else {"name": plain(config.embedder), "args": dict(config.embedder_args or {})},
             judge=judge,
             mode=plain(config.mode),
             judge_prompt_digest=digest(LLM_PROMPT) if uses_llm else None,
@@ -553,7 +630,9 @@ def _write_score_manifest(
     )
 
 
-def _run_engine(rows, config, out, engine, workers, address, total, *, again=None):
+def _run_engine(rows: Iterable[AnswerRow], config: ScorerConfig, out: Path, engine: str,
+                workers: int, address: str | None, total: int | None, *,
+                again: Iterable[AnswerRow] | None = None) -> dict[str, Any]:
     """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed).
 
     ``again`` (local engine): the same rows once more, read first to embed every relation
@@ -568,17 +647,26 @@ def _run_engine(rows, config, out, engine, workers, address, total, *, again=Non
 
             prepare_run(scorer, again)
         counts = score_files(rows, scorer, out, total=total)
-        judge = getattr(scorer.judge, "fallback", scorer.judge)  # a hybrid judge's LLM
-        usage = getattr(judge, "usage", None)
-        if isinstance(usage, dict):
-            counts["llm_judge"] = dict(usage)
+        usage = judge_usage(scorer)
+        if usage is not None:
+            counts["llm_judge"] = usage
         return counts
     if engine == "dask":
-        from creagraph.scoring.distributed import dask_client, dask_runner
+        from creagraph.scoring.distributed import (
+            dask_client,
+            dask_runner,
+            usage_since,
+            worker_usage,
+        )
 
         with dask_client(address, workers) as client:
             runner = dask_runner(client, config, build_scorer)
-            return score_files(rows, None, out, run=runner, total=total)
+            before = client.run(worker_usage, build_scorer, config)
+            counts = score_files(rows, None, out, run=runner, total=total)
+            usage = usage_since(before, client.run(worker_usage, build_scorer, config))
+            if usage is not None:  # the workers' LLM judges, as the local engine reports
+                counts["llm_judge"] = usage
+            return counts
     from creagraph.scoring.distributed import ray_cluster, ray_runner
 
     with ray_cluster(address, workers):

@@ -13,9 +13,11 @@ import typer
 
 from creagraph.cliopts import (
     ConfigOpt,
+    EmbedderArgOpt,
+    EmbedderOpt,
     EndpointOpt,
     Engine,
-    JudgeKind,
+    JudgeArgOpt,
     JudgeOpt,
     LlmApiKeyEnvOpt,
     LlmBaseUrlOpt,
@@ -25,6 +27,7 @@ from creagraph.cliopts import (
     OutOpt,
     PrecisionOpt,
     StoreOpt,
+    key_values,
 )
 from creagraph.core.io import InputError, dumps, iter_records
 from creagraph.scoring.api import SCORE_OUTPUTS, build_scorer, score_fingerprint, score_to_dir
@@ -48,6 +51,9 @@ _FLAGS = {
     "llm_concurrency": "--llm-concurrency",
     "unknown": "--unknown",
     "negatives": "--negatives",
+    "judge_args": "--judge-arg",
+    "embedder_args": "--embedder-arg",
+    "embedder": "--embedder",
 }
 
 
@@ -150,7 +156,7 @@ def score(
     model: Annotated[
         str | None, typer.Option(help="Model name (else from a column or file name).")
     ] = None,
-    judge: JudgeOpt = JudgeKind.kg,
+    judge: JudgeOpt = "kg",
     mode: ModeOpt = Mode.paper,
     store: StoreOpt = None,
     endpoint: EndpointOpt = None,
@@ -249,6 +255,9 @@ def score(
     price_output: Annotated[
         float | None, typer.Option("--price-output", help="Your price per 1M output tokens.")
     ] = None,
+    judge_arg: JudgeArgOpt = None,
+    embedder: EmbedderOpt = "minilm",
+    embedder_arg: EmbedderArgOpt = None,
     config_file: ConfigOpt = None,
 ) -> None:
     """Score model answers: parse, validate, ground, embed, creative utility.
@@ -259,7 +268,7 @@ def score(
     """
     config = _checked(
         ScorerConfig(
-            judge=JudgeKind(judge).value,
+            judge=judge,
             mode=Mode(mode).value,
             # workers may not share the working directory
             store=str(store.resolve()) if store is not None else None,
@@ -275,6 +284,9 @@ def score(
             negatives=str(negatives.resolve()) if negatives is not None else None,
             precision=precision,
             llm_concurrency=llm_concurrency,
+            judge_args=key_values(judge_arg, "--judge-arg"),
+            embedder=embedder,
+            embedder_args=key_values(embedder_arg, "--embedder-arg"),
         )
     )
     from creagraph.core.llm import Prices

@@ -5,27 +5,39 @@ One plain, picklable record of every setting that determines a scorer, used alik
 (:mod:`creagraph.scoring.distributed`), which build their scorer from it with
 :func:`creagraph.scoring.api.build_scorer`. The choices are :class:`enum.StrEnum` s, so a
 member equals its string (``JudgeKind.kg == "kg"``) and plain strings are accepted
-wherever a choice is.
+wherever a choice is; the judges are a registry (:data:`JUDGES`), so ``judge`` may also
+name a user's class as ``"module:attr"``.
 
 Examples
 --------
 >>> config = ScorerConfig(judge=JudgeKind.stored, mode="published")
 >>> config.validate()
->>> ScorerConfig(judge="oracle").validate()
+>>> ScorerConfig(judge="oracle").validate()  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-creagraph.core.io.InputError: judge must be kg, stored, llm or hybrid, not 'oracle'
+creagraph.core.registry.RegistryError: judge must be kg, stored, llm or hybrid, not 'oracle' ...
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from creagraph.core.io import InputError
+from creagraph.core.registry import EMBEDDERS, Registry, is_target
 
-__all__ = ["ScorerConfig", "JudgeKind", "Mode", "Engine", "ENGINES", "UnknownReading", "plain"]
+__all__ = [
+    "ScorerConfig",
+    "JUDGES",
+    "JudgeKind",
+    "Mode",
+    "Engine",
+    "ENGINES",
+    "UnknownReading",
+    "plain",
+]
 
 
 class Mode(StrEnum):
@@ -36,13 +48,26 @@ class Mode(StrEnum):
     published = "published"
 
 
-class JudgeKind(StrEnum):
-    """Who judges each triple's specificity and factuality (SPEC §3.4)."""
+#: Who judges each triple's specificity and factuality (SPEC §3.4): the built-in judges by
+#: name, each a ``module:attr`` imported when used (:mod:`creagraph.core.registry`). A
+#: judge is an object with ``name`` and ``judge(row, path_index, triples)``
+#: (:class:`creagraph.scoring.judges.Judge`); ``ScorerConfig(judge="mypkg.mod:MyJudge",
+#: judge_args={...})`` names a user's own, which the distributed workers re-create too.
+JUDGES = Registry(
+    "judge",
+    required=("name", "judge"),
+    entries={
+        "kg": ("creagraph.scoring.api:kg_judge", "computed from the knowledge graph"),
+        "stored": ("creagraph.scoring.judges:StoredJudge",
+                   "the published judge's columns in the input"),
+        "llm": ("creagraph.scoring.api:llm_judge", "an OpenAI-compatible chat model"),
+        "hybrid": ("creagraph.scoring.api:hybrid_judge",
+                   "kg, and the llm for triples the graph cannot verify"),
+    },
+)
 
-    kg = "kg"
-    stored = "stored"
-    llm = "llm"
-    hybrid = "hybrid"
+#: The built-in judges as a choice (a member equals its name), derived from :data:`JUDGES`.
+JudgeKind = StrEnum("JudgeKind", {name: name for name in JUDGES.names()})  # type: ignore[misc]
 
 
 class Engine(StrEnum):
@@ -101,14 +126,47 @@ class ScorerConfig:
     negatives: str | None = None
     precision: str = "fp32"
     llm_concurrency: int = 8
+    judge_args: Mapping[str, Any] | None = None
+    embedder: str = "minilm"
+    embedder_args: Mapping[str, Any] | None = None
+    graph: str | None = None
+    graph_args: Mapping[str, Any] | None = None
+
+    def __hash__(self) -> int:
+        """A hash of every field, the argument tables by their sorted JSON (the workers
+        keep one scorer per config, :mod:`creagraph.scoring.distributed`)."""
+        import dataclasses
+        import json
+
+        return hash(tuple(
+            json.dumps(value, sort_keys=True, default=repr) if isinstance(value, Mapping)
+            else value
+            for value in (getattr(self, f.name) for f in dataclasses.fields(self))
+        ))
 
     def validate(self) -> None:
         """Check the values; errors name the field (the library's parameter)."""
         judge, mode = plain(self.judge), plain(self.mode)
         if plain(self.unknown) not in tuple(UnknownReading):
             raise InputError(f"unknown must be strict or lenient, not {plain(self.unknown)!r}")
-        if judge not in tuple(JudgeKind):
-            raise InputError(f"judge must be kg, stored, llm or hybrid, not {judge!r}")
+        JUDGES.check_spec(judge)
+        EMBEDDERS.check_spec(plain(self.embedder))
+        from creagraph.kg import GRAPH_BACKENDS
+
+        named = [(JUDGES, judge, self.judge_args),
+                 (EMBEDDERS, plain(self.embedder), self.embedder_args)]
+        if self.graph is not None:
+            GRAPH_BACKENDS.check_spec(self.graph)
+            if self.store is not None or self.endpoint is not None:
+                raise InputError(f"graph {self.graph!r} replaces store and endpoint: give one")
+            named.append((GRAPH_BACKENDS, self.graph, self.graph_args))
+        for registry, spec, args in named:
+            if args is not None and not isinstance(args, Mapping):
+                field = registry.kind.split()[0]  # "graph backend" → graph_args
+                raise InputError(f"{field}_args must be a table of keyword "
+                                 f"arguments, not {type(args).__name__}")
+            if is_target(spec):  # a user's class: it must import here, before any work
+                registry.load(spec)
         if mode not in tuple(Mode):
             raise InputError(f"mode must be paper or published, not {mode!r}")
         if not 0.0 <= self.factuality_threshold <= 1.0:
@@ -124,7 +182,7 @@ class ScorerConfig:
         check_precision(self.precision)
         if self.ceiling_k is not None and self.ceiling_k < 1:
             raise InputError(f"ceiling_k must be at least 1, not {self.ceiling_k}")
-        if judge in (JudgeKind.llm, JudgeKind.hybrid):
+        if judge in ("llm", "hybrid"):
             self._validate_llm(judge)
 
     def _validate_llm(self, judge: str) -> None:

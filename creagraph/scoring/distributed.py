@@ -146,6 +146,47 @@ def score_batch(build: Callable[[ScorerConfig], Any], config: ScorerConfig, rows
     return [scorer.score(row) for row in rows]
 
 
+def judge_usage(scorer: Any) -> dict[str, int] | None:
+    """The request and token counters of ``scorer``'s LLM judge (a hybrid judge's LLM
+    fallback), or ``None`` for a judge that asks no LLM."""
+    if scorer is None:
+        return None
+    judge = getattr(scorer.judge, "fallback", scorer.judge)
+    usage = getattr(judge, "usage", None)
+    return dict(usage) if isinstance(usage, dict) else None
+
+
+def worker_usage(build: Callable[[ScorerConfig], Any], config: ScorerConfig
+                 ) -> dict[str, int] | None:
+    """:func:`judge_usage` of this worker process's scorer for ``config`` (run on every
+    Dask worker by :func:`usage_since`)."""
+    return judge_usage(_SCORERS.get((build, config)))
+
+
+def usage_since(before: dict[str, dict[str, int] | None],
+                after: dict[str, dict[str, int] | None]) -> dict[str, int] | None:
+    """The LLM judge's counters summed over the workers, less what each worker had
+    counted ``before`` the run (a long-lived cluster keeps its scorers); ``None`` when no
+    worker has an LLM judge.
+
+    Examples
+    --------
+    >>> usage_since({"w1": {"sent": 2}}, {"w1": {"sent": 5}, "w2": {"sent": 1}})
+    {'sent': 4}
+    >>> usage_since({}, {"w1": None}) is None
+    True
+    """
+    total: dict[str, int] | None = None
+    for worker, counters in after.items():
+        if counters is None:
+            continue
+        total = total if total is not None else {}
+        earlier = before.get(worker) or {}
+        for key, value in counters.items():
+            total[key] = total.get(key, 0) + value - earlier.get(key, 0)
+    return total
+
+
 def batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """Cut any iterable into lists of ``size`` items, lazily (the input is read as needed).
 
@@ -192,7 +233,7 @@ def ordered_results(
 
 
 def dask_runner(
-    client,
+    client: Any,
     config: ScorerConfig,
     build: Callable[[ScorerConfig], Any],
     batch_size: int = 4,
@@ -216,12 +257,12 @@ def dask_runner(
         client.run(score_batch, build, config, [])  # every worker builds its scorer, now
         outstanding: dict[str, Any] = {}
 
-        def submit(chunk: list[Any]):
+        def submit(chunk: list[Any]) -> Any:
             future = client.submit(score_batch, build, config, chunk, pure=False)
             outstanding[future.key] = future
             return future
 
-        def collect(future) -> list[Any]:
+        def collect(future: Any) -> list[Any]:
             result = future.result()
             del outstanding[future.key]
             return result
@@ -236,7 +277,7 @@ def dask_runner(
 
 
 @contextlib.contextmanager
-def dask_client(address: str | None = None, workers: int = 0):
+def dask_client(address: str | None = None, workers: int = 0) -> Iterator[Any]:
     """A Dask client: connected to ``address``, or over a new local cluster of processes.
 
     The local cluster has ``workers`` single-threaded processes (default: the number of
@@ -275,7 +316,7 @@ def dask_client(address: str | None = None, workers: int = 0):
 # -- Ray --------------------------------------------------------------------------------
 
 
-def _import_ray():
+def _import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
@@ -321,7 +362,8 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: int = 256):
+def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: int = 256
+                ) -> Iterator[Any]:
     """Connect to the Ray cluster at ``address``, or start a private local one.
 
     The local cluster has ``workers`` CPUs (default: the number of CPUs of this machine),
@@ -364,7 +406,7 @@ def ray_cluster(address: str | None = None, workers: int = 0, object_store_mb: i
         ray.shutdown()
 
 
-def _ray_get(ray, refs):
+def _ray_get(ray: Any, refs: Any) -> Any:
     """``ray.get(refs)``; a task's failure is raised as the worker's own exception (an
     InputError naming a file, say), with the remote traceback kept as its cause."""
     try:
@@ -376,7 +418,7 @@ def _ray_get(ray, refs):
         raise
 
 
-def _least_busy(ray, owner: dict[Any, int], n: int) -> int:
+def _least_busy(ray: Any, owner: dict[Any, int], n: int) -> int:
     """The actor (of ``n``) with the fewest unfinished batches; ``owner`` maps each
     outstanding batch's reference to its actor."""
     unfinished = [0] * n
@@ -434,13 +476,13 @@ def ray_runner(
         try:
             _ray_get(ray, [actor.setup.remote() for actor in actors])
 
-            def submit(chunk: list[Any]):
+            def submit(chunk: list[Any]) -> Any:
                 i = _least_busy(ray, owner, n)
                 ref = actors[i].score.remote(chunk)
                 owner[ref] = i
                 return ref
 
-            def collect(ref) -> list[Any]:
+            def collect(ref: Any) -> list[Any]:
                 result = _ray_get(ray, ref)
                 del owner[ref]
                 return result

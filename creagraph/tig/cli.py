@@ -32,14 +32,15 @@ from typing import Annotated, Any
 
 import typer
 
-from creagraph.cliopts import ConfigOpt
+from creagraph.cliopts import ConfigOpt, arguments_option, registry_option
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
+    EXTRACTORS,
+    SOURCES,
     Centrality,
     ClusterMethod,
     CoreIdea,
-    ExtractorKind,
     GraphFormat,
     ScoreConfig,
     Source,
@@ -63,7 +64,10 @@ ResponsesArg = Annotated[
     typer.Argument(help="Responses JSONL (task_id, brief, model, sample, core_idea, "
                    "visual_description)."),
 ]
-SourceOpt = Annotated[Source, typer.Option("--source", help="jsonl | noveltybench | aut")]
+SourceOpt = Annotated[str, registry_option(
+    "--source", SOURCES, "Population: a responses file, a shared-folder adapter, or your "
+    "own source (arguments: --source-arg).")]
+SourceArgOpt = Annotated[list[str] | None, arguments_option("--source-arg", "--source")]
 SharedOpt = Annotated[
     Path | None, typer.Option("--shared-dir", help="Shared data folder (default ../shared).")
 ]
@@ -74,7 +78,11 @@ LimitOpt = Annotated[
 CoreOpt = Annotated[
     CoreIdea, typer.Option("--core-idea", help="NoveltyBench Core Idea: first_sentence | full.")
 ]
-ExtractorOpt = Annotated[ExtractorKind, typer.Option("--extractor", help="offline | json | llm")]
+ExtractorOpt = Annotated[str, registry_option(
+    "--extractor", EXTRACTORS, "Atom extractor (MODULE:ATTR: your own; arguments: "
+    "--extractor-arg).")]
+ExtractorArgOpt = Annotated[list[str] | None,
+                            arguments_option("--extractor-arg", "--extractor")]
 AtomsOpt = Annotated[
     Path | None, typer.Option("--atoms", help="Pre-extracted atoms file (--extractor json).")
 ]
@@ -125,12 +133,12 @@ ConceptOpt = Annotated[
 
 
 def _shared_options(
-    source: SourceOpt = Source.jsonl,
+    source: SourceOpt = "jsonl",
     shared_dir: SharedOpt = None,
     tasks: TasksOpt = None,
     limit_tasks: LimitOpt = None,
     core_idea: CoreOpt = CoreIdea.first_sentence,
-    extractor: ExtractorOpt = ExtractorKind.offline,
+    extractor: ExtractorOpt = "offline",
     atoms: AtomsOpt = None,
     llm_base_url: BaseUrlOpt = None,
     llm_model: ModelOpt = None,
@@ -143,6 +151,8 @@ def _shared_options(
     canonical_threshold: CanonOpt = _TIG.canonical_threshold,
     similarity_threshold: SimOpt = _TIG.similarity_threshold,
     centrality: CentralityOpt = Centrality(_TIG.centrality),
+    source_arg: SourceArgOpt = None,
+    extractor_arg: ExtractorArgOpt = None,
 ) -> None:
     """The options every population command takes, declared once (see :func:`_shared`)."""
 
@@ -151,12 +161,12 @@ def _shared_options(
 class _Shared:
     """The values of :func:`_shared_options` for one command run."""
 
-    source: Source
+    source: str
     shared_dir: Path | None
     tasks: str | None
     limit_tasks: int | None
     core_idea: CoreIdea
-    extractor: ExtractorKind
+    extractor: str
     atoms: Path | None
     llm_base_url: str | None
     llm_model: str | None
@@ -169,17 +179,36 @@ class _Shared:
     canonical_threshold: float
     similarity_threshold: float
     centrality: Centrality
+    source_arg: list[str] | None = None
+    extractor_arg: list[str] | None = None
 
-    def load(self, responses: Path | None) -> list[Any]:
-        """The population: ``responses`` or the ``--source`` adapter, then ``--tasks`` and
-        ``--limit-tasks``."""
-        return _load(responses, self.source, self.shared_dir, self.tasks, self.limit_tasks,
-                     self.core_idea)
+    def load(self, responses: Path | None, source: str | None = None) -> list[Any]:
+        """The population: ``responses`` or the ``--source`` adapter (or ``source``), then
+        ``--tasks`` and ``--limit-tasks``."""
+        from creagraph.cliopts import key_values
+        from creagraph.tig.api import load_population
+
+        return load_population(responses, source=source or self.source,
+                               shared_dir=self.shared_dir, tasks=self.tasks,
+                               limit_tasks=self.limit_tasks, core_idea=self.core_idea.value,
+                               source_args=key_values(self.source_arg, "--source-arg"))
 
     def make_extractor(self) -> Any:
         """The ``--extractor`` backend."""
-        return _extractor(self.extractor, self.atoms, self.llm_base_url, self.llm_model,
-                          _key(self.llm_api_key, self.llm_api_key_env))
+        from creagraph.cliopts import key_values
+        from creagraph.tig.api import make_extractor
+
+        return make_extractor(self.extractor, atoms=self.atoms, llm_base_url=self.llm_base_url,
+                              llm_model=self.llm_model,
+                              llm_api_key=_key(self.llm_api_key, self.llm_api_key_env),
+                              extractor_args=key_values(self.extractor_arg, "--extractor-arg"))
+
+    def tables(self, population: list[Any], concept: str | None = None) -> dict[str, Any]:
+        """The population's atom tables (``concept``, the ``--concept`` option of the
+        commands that have one, added to every task's brief)."""
+        from creagraph.tig.api import atom_tables
+
+        return atom_tables(population, self.make_extractor(), concept=concept)
 
     def inputs(self, responses: Path | None) -> list[Path]:
         """The files this run reads (``responses``, ``--atoms``), never to be written."""
@@ -199,7 +228,9 @@ class _Shared:
             return str(value) if isinstance(value, Path) else value
 
         values = {k: plain(v) for k, v in {**asdict(self), **own}.items()
-                  if k not in ("llm_api_key", "llm_api_key_env", "atoms")}
+                  if k not in ("llm_api_key", "llm_api_key_env", "atoms")
+                  # set only when given: folders made before these options resume
+                  and not (k in ("source_arg", "extractor_arg") and v is None)}
         values["responses"] = file_identity(responses) if responses is not None else None
         values["atoms"] = file_identity(self.atoms) if self.atoms is not None else None
         return values
@@ -242,34 +273,6 @@ def _shared(command: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
-def _load(responses: Path | None, source: Source, shared_dir: Path | None, tasks: str | None,
-          limit_tasks: int | None, core_idea: CoreIdea) -> list[Any]:
-    from creagraph.core.io import InputError
-    from creagraph.tig.adapters import load_aut_population, load_noveltybench_curated
-    from creagraph.tig.io import read_responses
-
-    if source == Source.jsonl:
-        if responses is None:
-            raise InputError("give a responses JSONL file (or --source noveltybench|aut)")
-        population = read_responses(responses)
-    elif source == Source.noveltybench:
-        population = load_noveltybench_curated(shared_dir, core_idea=core_idea.value)
-    else:
-        population = load_aut_population(shared_dir)
-    wanted = {t.strip() for t in tasks.split(",") if t.strip()} if tasks else None
-    if wanted is not None:
-        population = [r for r in population if r.task_id in wanted]
-        missing = wanted - {r.task_id for r in population}
-        if missing:
-            raise InputError(f"no responses for task(s) {', '.join(sorted(missing))}")
-    if limit_tasks is not None:
-        keep = sorted({r.task_id for r in population})[:limit_tasks]
-        population = [r for r in population if r.task_id in set(keep)]
-    if not population:
-        raise InputError("the population is empty")
-    return population
-
-
 def _key(key: str | None, env: str | None) -> str | None:
     """The API key: from the variable named by --llm-api-key-env, or the deprecated
     --llm-api-key."""
@@ -281,122 +284,11 @@ def _key(key: str | None, env: str | None) -> str | None:
     return api_key_from_env(env) if env else None
 
 
-def _extractor(name: ExtractorKind, atoms: Path | None, base_url: str | None,
-               model: str | None, api_key: str | None) -> Any:
-    from creagraph.core.io import InputError
-    from creagraph.tig.atoms import OfflineExtractor, OpenAIChatExtractor, PreExtractedAtoms
-
-    if name == ExtractorKind.json:
-        if atoms is None:
-            raise InputError("--extractor json needs --atoms FILE")
-        return PreExtractedAtoms(atoms)
-    if name == ExtractorKind.llm:
-        return OpenAIChatExtractor(base_url, model, api_key)
-    return OfflineExtractor()
-
-
 def _warn(message: str) -> None:
     typer.echo(f"warning: {message}", err=True)
 
 
-def _check_pairs(pairs: list[tuple[str, str]] | None, tables: dict[str, Any]) -> None:
-    """A --pair naming a model that answered no task is a typo: fail, naming it."""
-    from creagraph.core.io import InputError
-
-    if not pairs:
-        return
-    known = sorted({m for table in tables.values() for m in table.models})
-    unknown = sorted({m for pair in pairs for m in pair} - set(known))
-    if unknown:
-        shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
-        raise InputError(f"--pair names model(s) with no responses: {', '.join(unknown)} "
-                         f"(models: {shown})")
-
-
-def _concepts(concept: str | None, tables: dict[str, Any]) -> dict[str, str] | None:
-    return {t: concept for t in tables} if concept else None
-
-
-def _pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
-    from creagraph.core.io import InputError
-
-    if not values:
-        return None
-    pairs = []
-    for value in values:
-        parts = [p.strip() for p in value.split(",")]
-        if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-            raise InputError(f"--pair expects two different models as A,B; got {value!r}")
-        pairs.append((parts[0], parts[1]))
-    return pairs
-
-
-def _tables(shared: _Shared, population: list[Any],
-            concept: str | None = None) -> dict[str, Any]:
-    """The population's atom tables (``concept``, the ``--concept`` option of the commands
-    that have one, added to every task's brief)."""
-    from creagraph.tig.population import build_atom_tables
-
-    return build_atom_tables(
-        population, shared.make_extractor(),
-        concepts=_concepts(concept, {r.task_id: None for r in population}),
-    )
-
-
 # build --------------------------------------------------------------------------------
-def _write_table_atoms(path: Path, tables: dict[str, Any]) -> tuple[int, int]:
-    """Every table's atoms (typed by their form, flagged when restating the brief) as one
-    atoms file; returns ``(responses, atoms)`` written."""
-    from creagraph.tig.io import write_atoms
-    from creagraph.tig.schema import ATOM_TYPES, Atom
-
-    all_responses, all_atoms, all_flags = [], [], []
-    for table in tables.values():
-        per_response: list[list[Any]] = [[] for _ in table.responses]
-        flags: list[list[bool]] = [[] for _ in table.responses]
-        for a in range(table.n_atoms):
-            kind = ATOM_TYPES[int(table.form_type[table.atom_form[a]])]
-            per_response[int(table.atom_response[a])].append(Atom(kind, table.atom_text[a]))
-            flags[int(table.atom_response[a])].append(bool(table.atom_from_brief[a]))
-        all_responses.extend(table.responses)
-        all_atoms.extend(per_response)
-        all_flags.extend(flags)
-    write_atoms(path, all_responses, all_atoms, all_flags)
-    return len(all_responses), sum(len(a) for a in all_atoms)
-
-
-def _write_graphs(out: Path, tables: dict[str, Any], config: TigConfig,
-                  graph_format: GraphFormat) -> list[dict[str, Any]]:
-    """Each task's Typed Idea Graph in ``out/graphs``; returns the canonical atom rows."""
-    import shutil
-
-    from creagraph.core.outdir import unique_file_stems
-    from creagraph.core.progress import progress
-    from creagraph.tig.graph import write_graph_json, write_graphml
-    from creagraph.tig.population import build_population
-
-    stems = unique_file_stems(list(tables), "task id")  # escaped: "a/b" and "a_b" differ
-    canonical_rows: list[dict[str, Any]] = []
-    # A new folder replaces the last run's whole, so no graph of other settings stays.
-    new, old = out / ".graphs.new", out / ".graphs.old"
-    for leftover in (new, old):
-        shutil.rmtree(leftover, ignore_errors=True)
-    new.mkdir()
-    for task_id, table in progress(tables.items(), total=len(tables), desc="graphs",
-                                   unit="task"):
-        pop = build_population(table, None, config)
-        canonical_rows.extend(c.to_dict() for c in pop.canonical)
-        if graph_format in (GraphFormat.graphml, GraphFormat.both):
-            write_graphml(pop, new / f"{stems[task_id]}.graphml")
-        if graph_format in (GraphFormat.json, GraphFormat.both):
-            write_graph_json(pop, new / f"{stems[task_id]}.json")
-    if (out / "graphs").exists():
-        (out / "graphs").rename(old)
-    new.rename(out / "graphs")
-    shutil.rmtree(old, ignore_errors=True)
-    return canonical_rows
-
-
 @app.command("build")
 @_shared
 def build(
@@ -409,44 +301,21 @@ def build(
     shared: _Shared,
 ) -> None:
     """Extract atoms, canonicalise them and write each task's Typed Idea Graph."""
-    from creagraph.core.io import write_jsonl
     from creagraph.core.outdir import claim_output_dir
+    from creagraph.tig.api import write_build
 
     with claim_output_dir(out, "tig build", ["atoms.jsonl", "canonical.jsonl", "graphs"],
                           inputs=shared.inputs(responses), rewrite=True,
                           fingerprint=shared.fingerprint(responses, graph_format=graph_format)):
-        population = shared.load(responses)
-        config = shared.config()
-        tables = _tables(shared, population)
-        n_responses, n_atoms = _write_table_atoms(out / "atoms.jsonl", tables)
-        canonical_rows = _write_graphs(out, tables, config, graph_format)
-        write_jsonl(out / "canonical.jsonl", canonical_rows)
+        tables = shared.tables(shared.load(responses))
+        done = write_build(out, tables, shared.config(), graph_format.value)
     typer.echo(
-        f"{n_responses} responses, {n_atoms} atoms, "
-        f"{len(canonical_rows)} canonical atoms, {len(tables)} graphs → {out}"
+        f"{done.n_responses} responses, {done.n_atoms} atoms, "
+        f"{done.n_canonical} canonical atoms, {done.n_graphs} graphs → {out}"
     )
 
 
 # clusters -----------------------------------------------------------------------------
-def _comparison_populations(table: Any, pairs: list[tuple[str, str]] | None,
-                            config: TigConfig) -> list[Any]:
-    """The whole population of ``table``, or its L2MO reference population of each pair
-    whose two models answered (warning about a task that has none or too few models)."""
-    from creagraph.tig.l2mo import l2mo_population
-    from creagraph.tig.population import build_population
-
-    if pairs is None:
-        return [build_population(table, None, config)]
-    usable = [p for p in pairs if p[0] in table.models and p[1] in table.models]
-    if not usable:
-        _warn(f"task {table.task_id!r} skipped: no --pair has both models in it")
-    elif len(table.models) < 3:
-        _warn(f"task {table.task_id!r} skipped: {len(table.models)} model(s) answered; "
-              "leaving two models out needs at least 3")
-        usable = []
-    return [l2mo_population(table, p, config) for p in usable]
-
-
 @app.command("clusters")
 @_shared
 def clusters(
@@ -463,22 +332,16 @@ def clusters(
     """Per-type clusters with ClichéScore, coverage, centrality and convergence."""
     from creagraph.core.io import write_jsonl
     from creagraph.core.outdir import check_output_file, claim_output_file
-    from creagraph.core.progress import progress
+    from creagraph.tig.api import check_pairs, cluster_rows, parse_pairs
 
     check_output_file(out, "tig clusters", inputs=shared.inputs(responses))
-    population = shared.load(responses)
-    config = shared.config()
-    tables = _tables(shared, population)
-    pairs = _pairs(pair)
-    _check_pairs(pairs, tables)
-    rows: list[dict[str, Any]] = []
-    for table in progress(tables.values(), total=len(tables), desc="clusters", unit="task"):
-        for pop in _comparison_populations(table, pairs, config):
-            for cluster in sorted(pop.clusters, key=lambda c: (-c.cliche_score, c.id)):
-                row = cluster.to_dict()
-                row["comparison_key"] = pop.comparison_key
-                row["n_reference_responses"] = pop.n_responses
-                rows.append(row)
+    tables = shared.tables(shared.load(responses))
+    pairs = parse_pairs(pair)
+    check_pairs(pairs, tables)
+    found = cluster_rows(tables, shared.config(), pairs=pairs)
+    for message in found.warnings:
+        _warn(message)
+    rows = found.rows
     with claim_output_file(out, "tig clusters", inputs=shared.inputs(responses),
                            fingerprint=shared.fingerprint(responses, pair=pair)):
         write_jsonl(out, rows)
@@ -488,59 +351,6 @@ def clusters(
 
 
 # anchors ------------------------------------------------------------------------------
-def _check_min_models(min_models: int, tables: dict[str, Any], whole_population: bool) -> None:
-    """``--min-models`` must fit in the populations the anchors come from."""
-    from creagraph.core.io import InputError
-
-    most = max((len(t.models) for t in tables.values()), default=0)
-    available = most if whole_population else most - 2
-    if min_models > available:
-        raise InputError(
-            f"--min-models {min_models} exceeds the models a "
-            f"{'population' if whole_population else 'leave-two-models-out reference'} "
-            f"can hold here ({max(available, 0)}: the largest task has {most} models)"
-        )
-
-
-def _whole_population_anchors(tables: dict[str, Any], config: TigConfig, top_k: int,
-                              min_models: int, concept: str | None) -> list[Any]:
-    """Anchors from every task's whole population (one comparison per task)."""
-    from creagraph.tig.anchors import anchors_for_population
-    from creagraph.tig.brief import brief_concept, brief_terms, task_kind
-    from creagraph.tig.population import build_population
-
-    found: list[Any] = []
-    for table in tables.values():
-        first = table.responses[0]
-        found.extend(anchors_for_population(
-            build_population(table, None, config), top_k=top_k, min_models=min_models,
-            concept=brief_concept(first.brief, concept, task_kind(first.brief, first.family,
-                                                                  first.kind)),
-            kind=task_kind(first.brief, first.family, first.kind),
-            brief_terms=brief_terms(first.brief, concept, instructions=True)))
-    return found
-
-
-def _l2mo_anchors(tables: dict[str, Any], config: TigConfig, pairs: Any, top_k: int,
-                  min_models: int, concept: str | None, jobs: int,
-                  skipped: dict[str, str]) -> tuple[list[Any], int, dict[str, int]]:
-    """Leave-two-models-out anchors: ``(anchors, comparisons, count of each note)``;
-    skipped tasks are recorded in ``skipped``."""
-    from creagraph.tig.l2mo import l2mo_results
-
-    found: list[Any] = []
-    comparisons = 0
-    notes: dict[str, int] = {}
-    for result in l2mo_results(tables, config, pairs=pairs, top_k=top_k,
-                               min_models=min_models, concepts=_concepts(concept, tables),
-                               n_jobs=jobs, skipped=skipped):
-        found.extend(result.anchors)
-        comparisons += 1
-        if result.note:
-            notes[result.note] = notes.get(result.note, 0) + 1
-    return found, comparisons, notes
-
-
 @app.command("anchors")
 @_shared
 def anchors(
@@ -564,25 +374,19 @@ def anchors(
     from creagraph.core.io import InputError
     from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.tig.anchors import write_anchors
+    from creagraph.tig.api import check_min_models, check_pairs, find_anchors, parse_pairs
 
-    if min_models < 1:
+    if min_models < 1:  # before any work
         raise InputError("--min-models must be at least 1")
     check_output_file(out, "tig anchors", inputs=shared.inputs(responses))
     population = shared.load(responses)
-    population_config = shared.config()
-    pairs = _pairs(pair)
-    tables = _tables(shared, population, concept)
-    _check_pairs(pairs, tables)
-    _check_min_models(min_models, tables, whole_population)
-    skipped: dict[str, str] = {}
-    notes: dict[str, int] = {}
-    if whole_population:
-        found = _whole_population_anchors(tables, population_config, top_k, min_models,
-                                          concept)
-        comparisons = len(tables)
-    else:
-        found, comparisons, notes = _l2mo_anchors(tables, population_config, pairs, top_k,
-                                                  min_models, concept, jobs, skipped)
+    pairs = parse_pairs(pair)
+    tables = shared.tables(population, concept)
+    check_pairs(pairs, tables)
+    check_min_models(min_models, tables, whole_population)
+    run = find_anchors(tables, shared.config(), pairs=pairs, whole_population=whole_population,
+                       top_k=top_k, min_models=min_models, concept=concept, jobs=jobs)
+    found, comparisons, skipped, notes = run.anchors, run.comparisons, run.skipped, run.notes
     for task_id, reason in sorted(skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for note, count in sorted(notes.items()):
@@ -650,7 +454,8 @@ def score(
     with --reference / --reference-source, of RESPONSES against a reference population."""
     from creagraph.core.io import InputError, atomic_write, dumps
     from creagraph.core.outdir import check_output_file, claim_output_file
-    from creagraph.tig.score import score_tables, write_scores
+    from creagraph.tig.api import score_population
+    from creagraph.tig.score import write_scores
 
     try:
         score_config = ScoreConfig(neighbour_share=neighbour_share, cliche_weight=cliche_weight,
@@ -678,14 +483,9 @@ def score(
     else:
         population = shared.load(responses)
     config = shared.config()
-    tables = _tables(shared, population, concept)
-    run = score_tables(tables, None, config, score_config, reference_models=reference_models)
-    if loaded_calibration is not None:
-        from creagraph.core.embeddings import default_embedder
-        from creagraph.tig.calibration import calibrate_run
-
-        run = calibrate_run(run, tables, loaded_calibration, default_embedder(),
-                            match_threshold=match_threshold, neighbour_share=neighbour_share)
+    tables = shared.tables(population, concept)
+    run = score_population(tables, config, score_config, reference_models=reference_models,
+                           calibration=loaded_calibration)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for message in run.warnings:
@@ -729,6 +529,7 @@ def _with_reference(shared: _Shared, responses: Path | None, reference: Path | N
                     reference_source: Source | None) -> tuple[list[Any], set[str]]:
     """The scored responses plus the reference population, and the reference's models."""
     from creagraph.core.io import InputError
+    from creagraph.tig.api import with_reference
     from creagraph.tig.io import read_responses
 
     if reference is not None and reference_source is not None:
@@ -740,23 +541,8 @@ def _with_reference(shared: _Shared, responses: Path | None, reference: Path | N
         ref = read_responses(reference)
     else:
         assert reference_source is not None
-        ref = _load(None, reference_source, shared.shared_dir, shared.tasks, shared.limit_tasks,
-                    shared.core_idea)
-    ref_models = {r.model for r in ref}
-    clash = sorted({r.model for r in scored} & ref_models)
-    if clash:
-        raise InputError(f"{responses}: model(s) {', '.join(clash)} also in the reference "
-                         "population: rename them")
-    ids = {r.response_id for r in ref}
-    dup = next((r.response_id for r in scored if r.response_id in ids), None)
-    if dup is not None:
-        raise InputError(f"{responses}: response_id {dup!r} is also in the reference")
-    if shared.tasks:
-        wanted = {t.strip() for t in shared.tasks.split(",") if t.strip()}
-        scored = [r for r in scored if r.task_id in wanted]
-    if not scored:
-        raise InputError(f"{responses}: no response to score")
-    return scored + ref, ref_models
+        ref = shared.load(None, source=reference_source.value)
+    return with_reference(scored, ref, where=str(responses), tasks=shared.tasks)
 
 
 def _write_tig_manifest(out: Path, started: float, config: Any, score_config: Any,
@@ -817,13 +603,6 @@ def audit_import(
 
 
 # judge (the Ekphrasis measurement) ----------------------------------------------------
-def _max_runs(population: list[Any], max_runs: int | None) -> list[Any]:
-    """The first ``max_runs`` runs (AUT) or samples (other sources) of each model."""
-    if max_runs is None:
-        return population
-    return [r for r in population if int(r.meta.get("run", r.sample)) < max_runs]
-
-
 def _judge_fingerprint(settings: Any, shared: _Shared, responses: Path | None,
                        max_runs: int | None, extra: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import asdict
@@ -832,10 +611,10 @@ def _judge_fingerprint(settings: Any, shared: _Shared, responses: Path | None,
 
     return {
         **settings.fingerprint(),
-        "source": shared.source.value,
+        "source": shared.source,
         "responses": file_identity(responses) if responses is not None else None,
         "tasks": shared.tasks, "limit_tasks": shared.limit_tasks, "max_runs": max_runs,
-        "core_idea": shared.core_idea.value, "extractor": shared.extractor.value,
+        "core_idea": shared.core_idea.value, "extractor": shared.extractor,
         "tig": asdict(shared.config()),
         **extra,
     }
@@ -897,7 +676,9 @@ def judge(
     leaderboard (SPEC §4.12); resumable (``--seed`` also seeds the schedule)."""
     from creagraph.core.io import InputError
     from creagraph.core.outdir import claim_output_dir
-    from creagraph.tig.judge import OUTPUTS, JudgeSettings, run_judging
+    from creagraph.tig.api import judge_population
+    from creagraph.tig.api import max_runs as first_runs
+    from creagraph.tig.judge import OUTPUTS, JudgeSettings
 
     try:
         settings = JudgeSettings(dimension=dimension, judge=judge_kind, budget=budget,
@@ -909,7 +690,7 @@ def judge(
     if settings.judge == "human":
         _judge_human(out, human_labels, settings, fresh)
         return
-    population = _max_runs(shared.load(responses), max_runs)
+    population = first_runs(shared.load(responses), max_runs)
     client = None
     extra: dict[str, Any] = {}
     if settings.judge == "llm":
@@ -926,14 +707,10 @@ def judge(
     inputs = [responses] if responses is not None else []
     with claim_output_dir(out, "tig judge", OUTPUTS, inputs=inputs, fingerprint=fingerprint,
                           fresh=fresh):
-        tables = _tables(shared, population) if settings.dimension == "novelty" else None
-        try:
-            run = run_judging(population, settings, out, tables=tables,
-                              config=shared.config(), client=client)
-        except ValueError as exc:
-            if isinstance(exc, InputError):
-                raise
-            raise InputError(f"{out}: {exc}") from exc
+        novelty = settings.dimension == "novelty"
+        run = judge_population(population, settings, out,
+                               extractor=shared.make_extractor() if novelty else None,
+                               config=shared.config(), client=client)
     if run.resumed:
         typer.echo(f"resumed: {run.resumed} comparisons already made, {run.asked_now} new")
     if client is not None:

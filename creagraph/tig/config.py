@@ -25,12 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from creagraph.core.registry import Registry
+
 __all__ = [
     "ClusterMethod",
     "Centrality",
     "Source",
+    "SOURCES",
     "CoreIdea",
     "ExtractorKind",
+    "EXTRACTORS",
     "GraphFormat",
     "DEFAULT_WEIGHTS",
     "DEFAULT_EPSILON",
@@ -57,13 +61,24 @@ class Centrality(StrEnum):
     degree = "degree"
 
 
-class Source(StrEnum):
-    """Where a population comes from: a responses JSONL file or a shared-folder adapter
-    (:mod:`creagraph.tig.adapters`)."""
+#: Where a population comes from: a responses JSONL file or a shared-folder adapter
+#: (:mod:`creagraph.tig.adapters`), by name; ``module:attr`` names a user's callable that
+#: returns :class:`~creagraph.tig.schema.Response` objects (:func:`creagraph.tig.api.
+#: load_population`; a ``context`` parameter receives :class:`creagraph.tig.api.
+#: SourceContext`).
+SOURCES = Registry(
+    "population source",
+    entries={
+        "jsonl": ("creagraph.tig.api:jsonl_source", "a responses JSONL file"),
+        "noveltybench": ("creagraph.tig.api:noveltybench_source",
+                         "the curated NoveltyBench population of the shared folder"),
+        "aut": ("creagraph.tig.api:aut_source",
+                "the MCTB Alternative Uses population of the shared folder"),
+    },
+)
 
-    jsonl = "jsonl"
-    noveltybench = "noveltybench"
-    aut = "aut"
+#: The built-in population sources as a choice, derived from :data:`SOURCES`.
+Source = StrEnum("Source", {name: name for name in SOURCES.names()})  # type: ignore[misc]
 
 
 class CoreIdea(StrEnum):
@@ -73,13 +88,23 @@ class CoreIdea(StrEnum):
     full = "full"
 
 
-class ExtractorKind(StrEnum):
-    """Atom extraction backend (:mod:`creagraph.tig.atoms`): offline, pre-extracted atoms
-    from a file (``json``) or an LLM."""
+#: Atom extraction backends (:mod:`creagraph.tig.atoms`) by name: offline, pre-extracted
+#: atoms from a file (``json``) or an LLM; ``module:attr`` names a user's extractor class
+#: (``name`` and ``extract(responses)``, :class:`creagraph.tig.atoms_base.AtomExtractor`).
+EXTRACTORS = Registry(
+    "extractor",
+    required=("name", "extract"),
+    entries={
+        "offline": ("creagraph.tig.atoms:OfflineExtractor", "rules and the embedder, no LLM"),
+        "json": ("creagraph.tig.api:json_extractor", "pre-extracted atoms from a file"),
+        "llm": ("creagraph.tig.api:llm_extractor", "an OpenAI-compatible chat model"),
+    },
+)
 
-    offline = "offline"
-    json = "json"
-    llm = "llm"
+#: The built-in extractors as a choice, derived from :data:`EXTRACTORS`.
+ExtractorKind = StrEnum(  # type: ignore[misc]
+    "ExtractorKind", {name: name for name in EXTRACTORS.names()}
+)
 
 
 class GraphFormat(StrEnum):

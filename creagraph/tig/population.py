@@ -158,7 +158,7 @@ class AtomTable:
             self._canonical_ids[key] = found
         return found
 
-    def cluster(self, n: int, edges: np.ndarray, weights: np.ndarray, **options: Any):
+    def cluster(self, n: int, edges: np.ndarray, weights: np.ndarray, **options: Any) -> Any:
         """:func:`~creagraph.tig.cluster.cluster_nodes`, memoised on its exact input.
 
         Leave-two-models-out populations of one task often share a same-type subgraph
@@ -246,8 +246,9 @@ def group_by_task(responses: Iterable[Response]) -> dict[str, list[Response]]:
     }
 
 
-def _form_rows(responses: Sequence[Response], atoms: Sequence[Sequence[Atom]]):
-    rows = []
+def _form_rows(responses: Sequence[Response], atoms: Sequence[Sequence[Atom]]
+               ) -> list[tuple[int, int, int, str, str]]:
+    rows: list[tuple[int, int, int, str, str]] = []
     for r_index, found in enumerate(atoms):
         seen: set[str] = set()
         for position, atom in enumerate(found):

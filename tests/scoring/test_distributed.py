@@ -162,3 +162,33 @@ def test_ray_worker_error_reaches_the_user(sample_files, tmp_path, capsys):
     assert err.startswith(f"error: {missing}: no creagraph store here"), err
     assert not (tmp_path / "queries.jsonl").exists() or not read_jsonl(tmp_path / "queries.jsonl")
     assert not ray.is_initialized()  # shut down on the error too
+
+
+@pytest.mark.distributed
+def test_dask_reports_the_llm_judges_usage_as_the_local_engine(tmp_path, sample_files,
+                                                               monkeypatch):
+    """The workers' LLM judge requests and tokens reach run.json and the cost estimate,
+    as the local engine's do (each run with its own empty reply cache)."""
+    import json
+
+    from tests.chatserver import ChatServer
+    from tests.scoring.test_llm_judge_client import verdicts
+
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(sample_files[0].read_text().splitlines(keepends=True)[:3]))
+    usage = {}
+    with ChatServer(verdicts) as server:
+        args = ["score", str(answers), "--model", "M", "--judge", "llm", "--llm-base-url",
+                server.url, "--llm-model", "judge-m", "--embedder", "hashing",
+                "--price-input", "1", "--price-output", "2"]
+        for engine in ("local", "dask"):
+            monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / f"cache-{engine}"))
+            cluster = ["--engine", "dask", "--workers", "2"] if engine == "dask" else []
+            assert main([*args, *cluster, "--out", str(tmp_path / engine)]) == 0
+            run = json.loads((tmp_path / engine / "run.json").read_text())
+            usage[engine] = run["llm_judge"]
+    local, remote = usage["local"], usage["dask"]
+    assert local["requests"] > 0 and local["sent"] == local["requests"]
+    for key in ("requests", "sent", "cached", "failed", "total_tokens", "sent_prompt_tokens"):
+        assert remote[key] == local[key], key
+    assert remote["cost"] == local["cost"] and remote["cost"] is not None
