@@ -15,9 +15,8 @@ from __future__ import annotations
 import functools
 import os
 import string
-import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Unpack
 
 from creagraph.core import settings
 from creagraph.core.graph import (
@@ -47,23 +46,14 @@ from creagraph.kg.sparql_transport import (
     DEFAULT_USER_AGENT,
     SparqlClient,
     SparqlError,
+    TransportOptions,
     check_endpoint,
 )
 
-__all__ = [
-    "SparqlKG",
-    "SparqlError",
-    "SparqlClient",
-    "sparql_string",
-    "DEFAULT_USER_AGENT",
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_CACHE_TTL",
-    "DEFAULT_MAX_MB",
-    "DATASET_HEADER",
-    "check_endpoint",
-    "SEARCH_MODES",
-    "template",
-]
+# the backend's names, then the transport's (re-exported: imports from before the split work)
+__all__ = ["SparqlKG", "sparql_string", "SEARCH_MODES", "template", "SparqlClient",
+           "SparqlError", "TransportOptions", "DEFAULT_USER_AGENT", "DEFAULT_TIMEOUT",
+           "DEFAULT_CACHE_TTL", "DEFAULT_MAX_MB", "DATASET_HEADER", "check_endpoint"]
 
 _LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
@@ -200,10 +190,11 @@ class SparqlKG(NameSearch):
     endpoint : str
         SPARQL 1.1 query URL, e.g. ``https://query.wikidata.org/sparql`` or
         ``http://localhost:7878/query``.
-    user_agent, timeout, max_response_bytes, retries, backoff, max_retry_after, cache, \
-cache_ttl, sleep
-        How requests are sent, retried and cached: see
-        :class:`~creagraph.kg.sparql_transport.SparqlClient` (the transport, ``client``).
+    **transport
+        How requests are sent, retried and cached (``user_agent``, ``timeout``,
+        ``max_response_bytes``, ``retries``, ``backoff``, ``max_retry_after``, ``cache``,
+        ``cache_ttl``, ``sleep``): see :class:`~creagraph.kg.sparql_transport.SparqlClient`,
+        the transport (``kg.client``).
     search_mode : {"auto", "scan", "exact", "entitysearch", "prefix"}
         ``scan`` finds labels case-insensitively with a ``CONTAINS`` filter (fine on a
         local server, too slow for all of Wikidata); ``exact`` only looks up exact label
@@ -236,18 +227,10 @@ cache_ttl, sleep
         self,
         endpoint: str,
         *,
-        user_agent: str = DEFAULT_USER_AGENT,
-        timeout: float | None = None,
-        max_response_bytes: int | None = None,
-        retries: int = 4,
-        backoff: float = 1.0,
-        max_retry_after: float = 300.0,
-        cache: bool | str | os.PathLike[str] = True,
         search_mode: str = "auto",
         language: str = "en",
-        sleep: Callable[[float], None] = time.sleep,
-        cache_ttl: float | None = None,
         label_index: str | os.PathLike[str] | None = None,
+        **transport: Unpack[TransportOptions],
     ):
         parsed = check_endpoint(endpoint)
         sparql_string("", language)  # a language tag, not arbitrary text
@@ -273,45 +256,11 @@ cache_ttl, sleep
 
             self._labels = LabelIndex(label_index or default_label_index_path())
         #: The transport: sends the queries, retries, caches (``kg.client.query(text)``).
-        self.client = SparqlClient(
-            endpoint,
-            user_agent=user_agent,
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            retries=retries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
-            cache=cache,
-            cache_ttl=cache_ttl,
-            sleep=sleep,
-        )
+        self.client = SparqlClient(endpoint, **transport)
+        # the transport's settings, where they were before the split
+        self.endpoint, self.timeout = endpoint, self.client.timeout
+        self.max_response_bytes = self.client.max_response_bytes
         self._inverse = inverse_labels()
-
-    # -- the transport's settings and counters, as before the split ------------------
-    @property
-    def endpoint(self) -> str:
-        """The SPARQL query URL."""
-        return self.client.endpoint
-
-    @property
-    def timeout(self) -> float:
-        """Total seconds one request may take."""
-        return self.client.timeout
-
-    @property
-    def max_response_bytes(self) -> int:
-        """Largest response accepted."""
-        return self.client.max_response_bytes
-
-    @property
-    def retries(self) -> int:
-        """Further attempts after a failure that another attempt may mend."""
-        return self.client.retries
-
-    @property
-    def cache_ttl(self) -> float:
-        """Seconds a cached answer of an endpoint without a dataset identity stays valid."""
-        return self.client.cache_ttl
 
     @property
     def requests_sent(self) -> int:

@@ -33,7 +33,7 @@ import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import ParseResult, urlencode, urlparse
 
 from creagraph import __version__
@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_MAX_MB",
     "DATASET_HEADER",
     "check_endpoint",
+    "TransportOptions",
 ]
 
 DEFAULT_USER_AGENT = (
@@ -181,6 +182,20 @@ class _ResponseCache:
         except sqlite3.DatabaseError as exc:
             raise self._damaged(exc) from exc
 
+
+
+class TransportOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`SparqlClient` (``SparqlKG`` passes them on)."""
+
+    user_agent: str
+    timeout: float | None
+    max_response_bytes: int | None
+    retries: int
+    backoff: float
+    max_retry_after: float
+    cache: bool | str | os.PathLike[str]
+    cache_ttl: float | None
+    sleep: Callable[[float], None]
 
 
 def check_endpoint(endpoint: str) -> ParseResult:

@@ -30,7 +30,7 @@ def test_the_client_alone_answers_and_caches(sparql_endpoint, tmp_path):
 
 def test_the_backend_sends_through_its_client(sparql_endpoint):
     kg = sparql.SparqlKG(sparql_endpoint, cache=False, timeout=70, retries=2)
-    assert (kg.timeout, kg.retries, kg.endpoint) == (70.0, 2, sparql_endpoint)
+    assert (kg.timeout, kg.client.retries, kg.endpoint) == (70.0, 2, sparql_endpoint)
     assert kg.label("Q5")
     assert kg.requests_sent == kg.client.requests_sent > 0
 
