@@ -37,7 +37,8 @@ __all__ = [
     "win_probabilities",
 ]
 
-def _bt_objective(theta: np.ndarray, wins: np.ndarray, games: np.ndarray, alpha: float):
+def _bt_objective(theta: np.ndarray, wins: np.ndarray, games: np.ndarray, alpha: float
+                  ) -> tuple[float, np.ndarray, np.ndarray]:
     diff = theta[:, None] - theta[None, :]
     p = 0.5 * (1.0 + np.tanh(0.5 * diff))  # sigmoid, numerically stable
     # negative log-likelihood: sum_ij wins_ij * log(1 + exp(-(t_i - t_j)))
@@ -245,7 +246,8 @@ def _newton_end(solver: str, it: int, change: float, tol: float, grad_norm: floa
     return converged, "" if converged else detail
 
 
-def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float):
+def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float
+                  ) -> tuple[float, np.ndarray]:
     theta, log_nu = params[:-1], params[-1]
     nu = math.exp(log_nu)
     half = 0.5 * (theta[:, None] + theta[None, :])

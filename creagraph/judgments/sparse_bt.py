@@ -241,7 +241,8 @@ def bt_fit(e: Edges, wa: np.ndarray, wb: np.ndarray, alpha: float, items: list[s
     return theta, converged, detail
 
 
-def _davidson_probs(theta: np.ndarray, nu: float, e: Edges):
+def _davidson_probs(theta: np.ndarray, nu: float, e: Edges
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     half = 0.5 * (theta[e.i] + theta[e.j])
     log_d = np.logaddexp(np.logaddexp(theta[e.i], theta[e.j]), half + math.log(2.0 * nu))
     return (np.exp(theta[e.i] - log_d), np.exp(theta[e.j] - log_d),
