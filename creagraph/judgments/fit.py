@@ -15,8 +15,8 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -37,7 +37,8 @@ __all__ = [
     "win_probabilities",
 ]
 
-def _bt_objective(theta: np.ndarray, wins: np.ndarray, games: np.ndarray, alpha: float):
+def _bt_objective(theta: np.ndarray, wins: np.ndarray, games: np.ndarray, alpha: float
+                  ) -> tuple[float, np.ndarray, np.ndarray]:
     diff = theta[:, None] - theta[None, :]
     p = 0.5 * (1.0 + np.tanh(0.5 * diff))  # sigmoid, numerically stable
     # negative log-likelihood: sum_ij wins_ij * log(1 + exp(-(t_i - t_j)))
@@ -180,46 +181,73 @@ def _newton_fit(
     """Damped Newton–Raphson with a backtracking (Armijo) line search."""
     n = wins.shape[0]
     games = wins + wins.T
-    change = float("inf")
-    theta = np.zeros(n)
     # the unpenalised objective is flat along the all-ones direction: fix the mean at 0
     centre = np.full((n, n), 1.0 / n) if alpha == 0 else 0.0
-    nll, grad, hess = _bt_objective(theta, wins, games, alpha)
-    stalled = False
-    it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
-        step = np.linalg.solve(hess + centre, grad)
-        t = 1.0
-        while True:
-            cand = theta - t * step
-            new_nll, new_grad, new_hess = _bt_objective(cand, wins, games, alpha)
-            if new_nll <= nll + 1e-4 * t * float(grad @ (-step)):
-                break
-            if t < 1e-10:
-                stalled = True
-                break
-            t *= 0.5
-        change = float(np.max(np.abs(cand - theta)))
-        theta, nll, grad, hess = cand, new_nll, new_grad, new_hess
-        if change < tol:
-            break
-        if stalled:
-            # the line search found no decrease: accept only if already at a stationary point
-            break
+    theta, (_, grad, _), change, stalled, it = _newton(
+        lambda x: _bt_objective(x, wins, games, alpha), np.zeros(n),
+        lambda x, state: np.linalg.solve(state[2] + centre, state[1]), tol, max_iter)
     if alpha == 0:
         theta = theta - theta.mean()
     grad_norm = float(np.max(np.abs(grad - (grad.mean() if alpha == 0 else 0.0))))
-    converged = change < tol or grad_norm < 1e-8 * max(1.0, float(games.sum()))
+    converged, detail = _newton_end("Bradley–Terry Newton solver", it, change, tol, grad_norm,
+                                    float(games.sum()), stalled)
+    return theta, converged, detail
+
+
+def _backtrack(objective: Callable[[np.ndarray], tuple[Any, ...]], x: np.ndarray,
+               step: np.ndarray, nll: float, grad: np.ndarray
+               ) -> tuple[np.ndarray, tuple[Any, ...], bool]:
+    """Armijo backtracking from ``x`` along ``-step``: the accepted point, its objective
+    tuple and whether the step shrank below 1e-10 without sufficient decrease."""
+    t = 1.0
+    while True:
+        cand = x - t * step
+        new = objective(cand)
+        if new[0] <= nll + 1e-4 * t * float(grad @ (-step)):
+            return cand, new, False
+        if t < 1e-10:
+            return cand, new, True
+        t *= 0.5
+
+
+def _newton(
+    objective: Callable[[np.ndarray], tuple[Any, ...]], x: np.ndarray,
+    step_of: Callable[[np.ndarray, tuple[Any, ...]], np.ndarray], tol: float, max_iter: int,
+) -> tuple[np.ndarray, tuple[Any, ...], float, bool, int]:
+    """Newton-type steps ``step_of(x, objective(x))`` with :func:`_backtrack`, from ``x``
+    until the largest change is below ``tol``, the line search stalls (no decrease: the
+    caller accepts the point only if it is already stationary) or ``max_iter`` steps.
+    ``objective`` returns ``(nll, grad, …)``. Returns the point, its objective tuple, the
+    last change, whether the search stalled and the steps taken."""
+    state = objective(x)
+    change, stalled, it = float("inf"), False, 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
+        cand, state_new, stalled = _backtrack(objective, x, step_of(x, state), state[0],
+                                              state[1])
+        change = float(np.max(np.abs(cand - x)))
+        x, state = cand, state_new
+        if change < tol or stalled:
+            break
+    return x, state, change, stalled, it
+
+
+def _newton_end(solver: str, it: int, change: float, tol: float, grad_norm: float,
+                total: float, stalled: bool) -> tuple[bool, str]:
+    """Whether a Newton-type fit converged — its last change below ``tol``, or its gradient
+    negligible against ``total`` (the comparisons counted over ordered pairs) — and,
+    when not, what to warn."""
+    converged = change < tol or grad_norm < 1e-8 * max(1.0, total)
     detail = (
-        f"Bradley–Terry Newton solver did not converge in {it} iterations "
+        f"{solver} did not converge in {it} iterations "
         f"(last change {change:.3g} > tol {tol:.3g}, gradient {grad_norm:.3g}"
         + ("; line search stalled" if stalled else "")
         + "); raise max_iter or check the data"
     )
-    return theta, converged, "" if converged else detail
+    return converged, "" if converged else detail
 
 
-def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float):
+def _davidson_nll(params: np.ndarray, wins: np.ndarray, ties: np.ndarray, alpha: float
+                  ) -> tuple[float, np.ndarray]:
     theta, log_nu = params[:-1], params[-1]
     nu = math.exp(log_nu)
     half = 0.5 * (theta[:, None] + theta[None, :])

@@ -14,11 +14,14 @@ import io
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from creagraph.core.extras import require
 from creagraph.core.io import atomic_write
 from creagraph.judgments.hcb_io import AXES, STAGES
+
+if TYPE_CHECKING:  # matplotlib is an extra (report), imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 __all__ = ["hcb_figures", "hcb_report_html", "write_hcb_html"]
 
@@ -26,7 +29,7 @@ _VERDICT_COLOURS = {"convergent": "#2a9d4b", "divergent": "#d1495b", "mixed": "#
                     "no_difference": "#9e9e9e", "undetermined": "#ffffff"}
 
 
-def _pyplot():
+def _pyplot() -> Any:
     matplotlib = require("matplotlib", "report", "needed to draw the HCB report's figures")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -38,7 +41,7 @@ def _plain(label: Any) -> str:
     return str(label).replace("$", r"\$")
 
 
-def _png(fig) -> str:
+def _png(fig: Figure) -> str:
     """The figure as a base64 PNG (closed afterwards)."""
     import matplotlib.pyplot as plt
 
@@ -50,7 +53,7 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _rating_vs_win_rate(rows: list[dict[str, Any]]):
+def _rating_vs_win_rate(rows: list[dict[str, Any]]) -> Figure:
     """Figure 3A: mean scalar rating (x) vs pairwise win rate (y), one point per model ×
     domain, a colour per domain."""
     plt = _pyplot()
@@ -74,7 +77,7 @@ def _rating_vs_win_rate(rows: list[dict[str, Any]]):
     return fig
 
 
-def _tournament_win_rates(rows: list[dict[str, Any]]):
+def _tournament_win_rates(rows: list[dict[str, Any]]) -> Figure:
     """Table 2 as bars: tournament win rate per model, one panel per domain, phases side
     by side."""
     plt = _pyplot()
@@ -99,7 +102,7 @@ def _tournament_win_rates(rows: list[dict[str, Any]]):
     return fig
 
 
-def _head_to_head(rows: list[dict[str, Any]]):
+def _head_to_head(rows: list[dict[str, Any]]) -> Figure:
     """Per phase, the model × opponent pairwise win rate as a heat map."""
     plt = _pyplot()
     stages = [s for s in STAGES if any(r["stage"] == s for r in rows)]
@@ -128,7 +131,7 @@ def _head_to_head(rows: list[dict[str, Any]]):
     return fig
 
 
-def _verdicts(rows: list[dict[str, Any]]):
+def _verdicts(rows: list[dict[str, Any]]) -> Figure:
     """Stage × axis verdict grid, each cell annotated with α and the test's power."""
     plt = _pyplot()
     from matplotlib.colors import to_rgb
@@ -154,7 +157,7 @@ def _verdicts(rows: list[dict[str, Any]]):
     return fig
 
 
-def _themes(rows: list[dict[str, Any]]):
+def _themes(rows: list[dict[str, Any]]) -> Figure:
     """Per phase, each theme's share of mentions (bar) coloured by its net sentiment."""
     plt = _pyplot()
     stages = [s for s in STAGES if any(r["stage"] == s for r in rows)]
@@ -175,7 +178,7 @@ def _themes(rows: list[dict[str, Any]]):
     return fig
 
 
-def _axis_correlations(rows: list[dict[str, Any]]):
+def _axis_correlations(rows: list[dict[str, Any]]) -> Figure:
     """Pearson r between the axes, one row of bars per domain."""
     plt = _pyplot()
     domains = sorted({r["domain"] for r in rows})

@@ -4,7 +4,7 @@ bootstrap and diagnostics (conventions: :mod:`creagraph.judgments.comparisons`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -343,47 +343,84 @@ def _bradley_terry_dense(
     li, ri, oc, w = arrays
     n = comparisons.n_items
     wins, tie_m = count_matrices(n, li, ri, oc, w)
-    if ties == "davidson" and alpha == 0 and tie_m.sum() > 0 and wins.sum() == 0:
+    fitted = _first_fit(ties, alpha, tie_m.sum(), wins.sum(),
+                        lambda: _fit(wins, tie_m, ties, alpha, comparisons.items))
+    theta = fitted[0]
+    cov, crit, method = _covariance(theta, fitted[1], (li, ri, oc, w), ties, alpha, cluster,
+                                    cluster_ids, ci)
+    rng = np.random.default_rng(seed)
+    resampled = _bootstrap(comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties,
+                           alpha, degenerate_alpha, show_progress)
+    boot = resampled[0]
+    draws = boot if boot is not None else _normal_draws(theta, cov, rng, 2000)
+    tier, rank_best, rank_worst = significance_ranks(theta, cov, crit)
+    spread = {
+        "se": np.sqrt(np.clip(np.diag(cov), 0.0, None)), "covariance": cov, "tier": tier,
+        "rank_best": rank_best, "rank_worst": rank_worst,
+        "rank_probabilities": _rank_probabilities(draws),
+        "expected_win_rate": (win_probabilities(theta).sum(axis=1) - 0.5) / max(n - 1, 1),
+        **_item_counts(wins, tie_m),
+    }
+    return _result(comparisons, arrays, component, fitted, resampled, spread, crit, method,
+                   ties=ties, alpha=alpha, ci=ci, n_bootstrap=n_bootstrap, cluster=cluster,
+                   n_clusters=n_clusters)
+
+
+#: One fit: log-strengths, the Davidson tie parameter (None otherwise), whether the solver
+#: converged and what it said.
+_Fitted = tuple[np.ndarray, float | None, bool, str]
+#: The bootstrap: centred estimates per resample (None without one), resamples refitted
+#: with ``degenerate_alpha``, resamples that did not converge.
+_Resampled = tuple[np.ndarray | None, int, int]
+
+
+def _first_fit(ties: str, alpha: float, n_ties: float, n_decided: float,
+               fit: Callable[[], _Fitted]) -> _Fitted:
+    """``fit()`` of the data, after refusing what has no estimate (Davidson without a
+    penalty on ties alone); warns when the solver did not converge."""
+    if ties == "davidson" and alpha == 0 and n_ties > 0 and n_decided == 0:
         raise NotIdentifiableError(
             "every comparison is a tie: the Davidson tie parameter has no finite estimate "
             "and no item is ranked above another (use ties='half', or alpha > 0)")
-    theta, nu, converged, conv_msg = _fit(wins, tie_m, ties, alpha, comparisons.items)
-    if not converged:
-        _warn_unconverged(conv_msg, stacklevel=4)
+    fitted = fit()
+    if not fitted[2]:
+        _warn_unconverged(fitted[3], stacklevel=5)
+    return fitted
 
+
+def _result(
+    comparisons: Comparisons, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    component: np.ndarray, fitted: _Fitted, resampled: _Resampled, spread: dict[str, Any],
+    crit: float, method: str, *, ties: Any, alpha: float, ci: float, n_bootstrap: int,
+    cluster: Any, n_clusters: int,
+) -> BTResult:
+    """The :class:`BTResult` of either path (dense or sparse): ``spread`` holds what the
+    path computes its own way (standard errors, covariance, ranks, rank probabilities,
+    expected win rates, per-item counts); intervals are bootstrap percentiles for
+    independent comparisons, else ``theta ± crit · se``."""
+    theta, nu, converged, conv_msg = fitted
+    boot, n_degenerate, n_unconverged = resampled
+    _, _, oc, w = arrays
+    se = spread["se"]
+    if boot is not None and method.startswith("wald"):
+        ci_low = np.quantile(boot, (1 - ci) / 2.0, axis=0)
+        ci_high = np.quantile(boot, 1 - (1 - ci) / 2.0, axis=0)
+        method = "bootstrap percentile"
+    else:
+        ci_low, ci_high = theta - crit * se, theta + crit * se
     total_w = float(w.sum())
-    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
-    cov, crit, method = _covariance(theta, nu, (li, ri, oc, w), ties, alpha, cluster,
-                                    cluster_ids, ci)
-    rng = np.random.default_rng(seed)
-    boot: np.ndarray | None = None
-    n_degenerate = n_unconverged = 0
-    if n_bootstrap > 0:
-        boot, n_degenerate, n_unconverged = _bootstrap(
-            comparisons, (li, ri, oc, w), cluster_ids, rng, n_bootstrap, ties, alpha,
-            degenerate_alpha, show_progress,
-        )
+    centre = float(theta.mean())
     return BTResult(
-        items=list(comparisons.items),
-        theta=theta,
-        **_scales(theta),
-        **_uncertainty(theta, cov, ci, rng, boot, crit, method),
-        covariance=cov,
-        **_item_counts(wins, tie_m),
-        tie_rate=tie_rate,
-        tie_policy=ties,
-        alpha=alpha,
-        ci_level=ci,
-        nu=nu,
-        n_bootstrap=n_bootstrap,
-        n_degenerate_resamples=n_degenerate,
-        bootstrap_theta=boot,
-        bootstrap_cluster=cluster,
+        items=list(comparisons.items), theta=theta, **_scales(theta), **spread,
+        ci_low=ci_low, ci_high=ci_high, interval_method=method,
+        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
+        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
+        tie_rate=float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0,
+        tie_policy=ties, alpha=alpha, ci_level=ci, nu=nu, n_bootstrap=n_bootstrap,
+        n_degenerate_resamples=n_degenerate, bootstrap_theta=boot, bootstrap_cluster=cluster,
         n_clusters=n_clusters if (n_bootstrap > 0 or cluster != "comparison") else 0,
-        converged=converged,
-        convergence_message=conv_msg,
-        n_unconverged_resamples=n_unconverged,
-        component=component,
+        converged=converged, convergence_message=conv_msg,
+        n_unconverged_resamples=n_unconverged, component=component,
     )
 
 
@@ -403,8 +440,7 @@ def _item_rates(n_wins: np.ndarray, n_losses: np.ndarray, n_ties: np.ndarray
 
 
 def _scales(theta: np.ndarray) -> dict[str, Any]:
-    """The estimate read other ways: strengths summing to 1, z-scores, Elo, expected win
-    rate against the field and ranks."""
+    """The estimate read other ways: strengths summing to 1, z-scores, Elo and ranks."""
     n = theta.size
     sd = float(theta.std())
     strength = np.exp(theta - theta.max())
@@ -412,7 +448,6 @@ def _scales(theta: np.ndarray) -> dict[str, Any]:
         "strength": strength / strength.sum(),
         "standardized": (theta - theta.mean()) / sd if sd > 0 else np.zeros(n),
         "elo": elo_scale(theta),
-        "expected_win_rate": (win_probabilities(theta).sum(axis=1) - 0.5) / max(n - 1, 1),
         "rank": _ranks(theta),
     }
 
@@ -463,37 +498,6 @@ def _normal_draws(theta: np.ndarray, cov: np.ndarray, rng: np.random.Generator,
     else:  # a penalised fit: the ones direction is part of cov, no shift was added there
         return rng.multivariate_normal(theta, cov, size=size, method="eigh")
     return theta + z
-
-
-def _uncertainty(
-    theta: np.ndarray, cov: np.ndarray, ci: float, rng: np.random.Generator,
-    boot: np.ndarray | None, crit: float, method: str,
-) -> dict[str, Any]:
-    """Standard errors, intervals (bootstrap percentiles for independent comparisons,
-    else ``theta ± crit · se``), significance ranks and rank probabilities (from the
-    resamples, else from 2000 normal draws)."""
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if boot is not None and method.startswith("wald"):
-        lo_q, hi_q = (1 - ci) / 2.0, 1 - (1 - ci) / 2.0
-        ci_low = np.quantile(boot, lo_q, axis=0)
-        ci_high = np.quantile(boot, hi_q, axis=0)
-        method = "bootstrap percentile"
-    else:
-        ci_low = theta - crit * se
-        ci_high = theta + crit * se
-    if boot is not None:
-        rank_prob = _rank_probabilities(boot)
-    else:
-        rank_prob = _rank_probabilities(_normal_draws(theta, cov, rng, 2000))
-    centre = float(theta.mean())
-    tier, rank_best, rank_worst = significance_ranks(theta, cov, crit)
-    return {
-        "se": se, "ci_low": ci_low, "ci_high": ci_high, "tier": tier,
-        "rank_best": rank_best, "rank_worst": rank_worst, "interval_method": method,
-        "rank_probabilities": rank_prob,
-        "elo_ci_low": ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
-        "elo_ci_high": ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
-    }
 
 
 def _check_fit_args(ties: str, ci: float, n_bootstrap: int, comparisons: Comparisons) -> None:
@@ -561,16 +565,27 @@ def _bootstrap(
     alpha: float,
     degenerate_alpha: float,
     show_progress: bool,
-) -> tuple[np.ndarray, int, int]:
+    count: Callable[[np.ndarray], Any] | None = None,
+    refit: Callable[[Any, float], _Fitted] | None = None,
+) -> _Resampled:
     """Refit on ``n_bootstrap`` resamples of the clusters (with replacement): the centred
     estimates, the number of resamples refitted with ``degenerate_alpha`` and the number
-    that did not converge (warned about)."""
+    that did not converge (warned about); ``(None, 0, 0)`` when ``n_bootstrap`` is 0.
+    ``count`` turns the resample's comparison weights into what ``refit`` (counts,
+    alpha) fits: by default the dense count matrices and :func:`_fit`."""
+    if n_bootstrap <= 0:
+        return None, 0, 0
     li, ri, oc, w = arrays
-    n = comparisons.n_items
+    if count is None or refit is None:
+        def count(weights: np.ndarray) -> Any:
+            return count_matrices(comparisons.n_items, li, ri, oc, weights)
+
+        def refit(counts: Any, a: float) -> _Fitted:
+            wins, tie_m = counts
+            return _fit(wins, tie_m, ties, a, comparisons.items)
     n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
-    boot = np.empty((n_bootstrap, n))
-    n_degenerate = 0
-    n_unconverged = 0
+    boot = np.empty((n_bootstrap, comparisons.n_items))
+    n_degenerate = n_unconverged = 0
     draws: Iterable[int] = range(n_bootstrap)
     if show_progress:
         from creagraph.core.progress import progress
@@ -579,20 +594,18 @@ def _bootstrap(
     for b in draws:
         counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
                              minlength=n_clusters)
-        bw, bt = count_matrices(n, li, ri, oc, w * counts[cluster_ids])
+        counted = count(w * counts[cluster_ids])
         try:
-            fit = _fit(bw, bt, ties, alpha, comparisons.items)
+            fit = refit(counted, alpha)
         except NotIdentifiableError:
             n_degenerate += 1
-            fit = _fit(bw, bt, ties, max(alpha, degenerate_alpha), comparisons.items)
+            fit = refit(counted, max(alpha, degenerate_alpha))
         boot[b] = fit[0] - fit[0].mean()
         n_unconverged += not fit[2]
     if n_unconverged:
         _warn_unconverged(
             f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
-            f"(solver for ties={ties!r})",
-            stacklevel=5,
-        )
+            f"(solver for ties={ties!r})", stacklevel=5)
     return boot, n_degenerate, n_unconverged
 
 
@@ -628,15 +641,9 @@ def _bradley_terry_sparse(
     li, ri, oc, w = arrays
     n = comparisons.n_items
     e = sparse_bt.edge_counts(n, li, ri, oc, w)
-    if ties == "davidson" and alpha == 0 and e.t.sum() > 0 and e.a.sum() + e.b.sum() == 0:
-        raise NotIdentifiableError(
-            "every comparison is a tie: the Davidson tie parameter has no finite estimate "
-            "and no item is ranked above another (use ties='half', or alpha > 0)")
-    theta, nu, converged, conv_msg = _sparse_fit(e, ties, alpha, comparisons.items)
-    if not converged:
-        _warn_unconverged(conv_msg, stacklevel=4)
-    total_w = float(w.sum())
-    tie_rate = float(w[oc == TIE].sum() / total_w) if total_w > 0 else 0.0
+    fitted = _first_fit(ties, alpha, e.t.sum(), e.a.sum() + e.b.sum(),
+                        lambda: _sparse_fit(e, ties, alpha, comparisons.items))
+    theta, nu = fitted[0], fitted[1]
     z = float(ndtri(0.5 + ci / 2.0))
     clustered = cluster != "comparison"
     op, g = sparse_bt.covariance_operator(theta, nu, e, arrays, ties, alpha,
@@ -655,80 +662,26 @@ def _bradley_terry_sparse(
             crit = float(stdtrit(g - 1, 0.5 + ci / 2.0))
             method = f"cluster-robust t ({g} {cluster}s, {g - 1} df)"
     var = sparse_bt.variances(op)
-    se = np.sqrt(np.clip(var, 0.0, None))
     rng = np.random.default_rng(seed)
-    boot: np.ndarray | None = None
-    n_degenerate = n_unconverged = 0
-    if n_bootstrap > 0:
-        boot, n_degenerate, n_unconverged = _sparse_bootstrap(
-            comparisons, arrays, cluster_ids, rng, n_bootstrap, ties, alpha,
-            degenerate_alpha, show_progress)
-    if boot is not None and method.startswith("wald"):
-        ci_low = np.quantile(boot, (1 - ci) / 2.0, axis=0)
-        ci_high = np.quantile(boot, 1 - (1 - ci) / 2.0, axis=0)
-        method = "bootstrap percentile"
-    else:
-        ci_low, ci_high = theta - crit * se, theta + crit * se
+    resampled = _bootstrap(
+        comparisons, arrays, cluster_ids, rng, n_bootstrap, ties, alpha, degenerate_alpha,
+        show_progress, lambda weights: sparse_bt.edge_counts(n, li, ri, oc, weights),
+        lambda counts, a: _sparse_fit(counts, ties, a, comparisons.items))
+    boot = resampled[0]
     if boot is not None:
         first = np.bincount(np.argmax(boot, axis=1), minlength=n) / boot.shape[0]
     else:
         first = sparse_bt.p_rank_1(theta, op, rng)
     best, worst = sparse_bt.significance_ranks(theta, op, var, crit)
-    sd = float(theta.std())
-    strength = np.exp(theta - theta.max())
-    centre = float(theta.mean())
-    return BTResult(
-        items=list(comparisons.items), theta=theta, strength=strength / strength.sum(),
-        standardized=(theta - theta.mean()) / sd if sd > 0 else np.zeros(n),
-        elo=elo_scale(theta), expected_win_rate=sparse_bt.expected_win_rate(theta),
-        rank=_ranks(theta), se=se, ci_low=ci_low, ci_high=ci_high, tier=best,
-        rank_best=best, rank_worst=worst, interval_method=method,
-        rank_probabilities=first[:, None], covariance=None,
-        elo_ci_low=ELO_BASE_RATING + ELO_SCALE * (ci_low - centre),
-        elo_ci_high=ELO_BASE_RATING + ELO_SCALE * (ci_high - centre),
-        **_item_rates(*e.item_counts()), tie_rate=tie_rate, tie_policy=ties, alpha=alpha,
-        ci_level=ci, nu=nu, n_bootstrap=n_bootstrap, n_degenerate_resamples=n_degenerate,
-        bootstrap_theta=boot, bootstrap_cluster=cluster,
-        n_clusters=n_clusters if (n_bootstrap > 0 or clustered) else 0,
-        converged=converged, convergence_message=conv_msg,
-        n_unconverged_resamples=n_unconverged, component=component,
-    )
-
-
-def _sparse_bootstrap(
-    comparisons: Comparisons, arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    cluster_ids: np.ndarray, rng: np.random.Generator, n_bootstrap: int, ties: str,
-    alpha: float, degenerate_alpha: float, show_progress: bool,
-) -> tuple[np.ndarray, int, int]:
-    """:func:`_bootstrap` with sparse refits."""
-    from creagraph.judgments.sparse_bt import edge_counts
-
-    li, ri, oc, w = arrays
-    n = comparisons.n_items
-    n_clusters = int(cluster_ids.max()) + 1 if cluster_ids.size else 0
-    boot = np.empty((n_bootstrap, n))
-    n_degenerate = n_unconverged = 0
-    draws: Iterable[int] = range(n_bootstrap)
-    if show_progress:
-        from creagraph.core.progress import progress
-
-        draws = progress(draws, total=n_bootstrap, desc="bootstrap")
-    for b in draws:
-        counts = np.bincount(rng.integers(0, n_clusters, size=n_clusters),
-                             minlength=n_clusters)
-        e = edge_counts(n, li, ri, oc, w * counts[cluster_ids])
-        try:
-            fit = _sparse_fit(e, ties, alpha, comparisons.items)
-        except NotIdentifiableError:
-            n_degenerate += 1
-            fit = _sparse_fit(e, ties, max(alpha, degenerate_alpha), comparisons.items)
-        boot[b] = fit[0] - fit[0].mean()
-        n_unconverged += not fit[2]
-    if n_unconverged:
-        _warn_unconverged(
-            f"{n_unconverged} of {n_bootstrap} bootstrap resamples did not converge "
-            f"(solver for ties={ties!r})", stacklevel=5)
-    return boot, n_degenerate, n_unconverged
+    spread = {
+        "se": np.sqrt(np.clip(var, 0.0, None)), "covariance": None, "tier": best,
+        "rank_best": best, "rank_worst": worst, "rank_probabilities": first[:, None],
+        "expected_win_rate": sparse_bt.expected_win_rate(theta),
+        **_item_rates(*e.item_counts()),
+    }
+    return _result(comparisons, arrays, component, fitted, resampled, spread, crit, method,
+                   ties=ties, alpha=alpha, ci=ci, n_bootstrap=n_bootstrap, cluster=cluster,
+                   n_clusters=n_clusters)
 
 
 def bradley_terry_by_component(comparisons: Comparisons, **kwargs: Any) -> list[BTResult]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -34,6 +35,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
 from creagraph.judgments.comparisons import LEFT, RIGHT, TIE, NotIdentifiableError
+from creagraph.judgments.fit import _newton, _newton_end
 
 __all__ = ["SPARSE_ITEMS", "Edges", "edge_counts"]
 
@@ -201,19 +203,6 @@ class _Bread:
 
 
 
-def _backtrack(objective, x, step, nll, grad):
-    """Armijo backtracking from ``x`` along ``-step``: the accepted point, its objective
-    tuple and whether the step shrank below 1e-10 without sufficient decrease."""
-    t = 1.0
-    while True:
-        cand = x - t * step
-        new = objective(cand)
-        if new[0] <= nll + 1e-4 * t * float(grad @ (-step)):
-            return cand, new, False
-        if t < 1e-10:
-            return cand, new, True
-        t *= 0.5
-
 def _laplacian(e: Edges, q: np.ndarray, ridge: float) -> sparse.csc_matrix:
     n = e.n
     rows = np.concatenate([e.i, e.j, e.i, e.j, np.arange(n)])
@@ -240,29 +229,20 @@ def bt_fit(e: Edges, wa: np.ndarray, wb: np.ndarray, alpha: float, items: list[s
         grad = np.bincount(e.i, r, n) - np.bincount(e.j, r, n) + 2.0 * alpha * theta
         return nll, grad, games * p * (1.0 - p)
 
-    theta = np.zeros(n)
-    nll, grad, q = objective(theta)
-    change, stalled, it = float("inf"), False, 0
-    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
-        step = _Bread(_laplacian(e, q, 2.0 * alpha), alpha == 0).solve(grad)
-        cand, new, stalled = _backtrack(objective, theta, step, nll, grad)
-        change = float(np.max(np.abs(cand - theta)))
-        theta, (nll, grad, q) = cand, new
-        if change < tol or stalled:
-            break
+    theta, (_, grad, _), change, stalled, it = _newton(
+        objective, np.zeros(n),
+        lambda x, state: _Bread(_laplacian(e, state[2], 2.0 * alpha), alpha == 0).solve(state[1]),
+        tol, max_iter)
     if alpha == 0:
         theta = theta - theta.mean()
     grad_norm = float(np.max(np.abs(grad - (grad.mean() if alpha == 0 else 0.0))))
-    converged = change < tol or grad_norm < 1e-8 * max(1.0, 2.0 * float(games.sum()))
-    detail = (
-        f"Bradley–Terry Newton solver (sparse) did not converge in {it} iterations "
-        f"(last change {change:.3g} > tol {tol:.3g}, gradient {grad_norm:.3g}"
-        + ("; line search stalled" if stalled else "") + "); raise max_iter or check the data"
-    )
-    return theta, converged, "" if converged else detail
+    converged, detail = _newton_end("Bradley–Terry Newton solver (sparse)", it, change, tol,
+                                    grad_norm, 2.0 * float(games.sum()), stalled)
+    return theta, converged, detail
 
 
-def _davidson_probs(theta: np.ndarray, nu: float, e: Edges):
+def _davidson_probs(theta: np.ndarray, nu: float, e: Edges
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     half = 0.5 * (theta[e.i] + theta[e.j])
     log_d = np.logaddexp(np.logaddexp(theta[e.i], theta[e.j]), half + math.log(2.0 * nu))
     return (np.exp(theta[e.i] - log_d), np.exp(theta[e.j] - log_d),
@@ -315,29 +295,20 @@ def davidson_fit(e: Edges, alpha: float, items: list[str] | None, *, nu_init: fl
         grad[:n] -= 2.0 * alpha * theta
         return -ll + alpha * float(theta @ theta), -grad
 
-    x = np.concatenate([np.zeros(n), [math.log(nu_init)]])
-    nll, grad = objective(x)
-    change, stalled, it = float("inf"), False, 0
-    for it in range(1, max_iter + 1):  # noqa: B007 (it is reported after the loop)
+    def step_of(x: np.ndarray, state: tuple[Any, ...]) -> np.ndarray:
         f = _davidson_factor(x[:-1], math.exp(x[-1]), e, games)
         info = (f.T @ f).tocsc() + sparse.diags(
             np.concatenate([np.full(n, 2.0 * alpha), [0.0]]), format="csc")
-        step = _Bread(info, alpha == 0).solve(grad)
-        cand, new, stalled = _backtrack(objective, x, step, nll, grad)
-        change = float(np.max(np.abs(cand - x)))
-        x, (nll, grad) = cand, new
-        if change < tol or stalled:
-            break
+        return _Bread(info, alpha == 0).solve(state[1])
+
+    x, (_, grad), change, stalled, it = _newton(
+        objective, np.concatenate([np.zeros(n), [math.log(nu_init)]]), step_of, tol, max_iter)
     theta = x[:-1] - (x[:-1].mean() if alpha == 0 else 0.0)
     g = grad[:-1] - (grad[:-1].mean() if alpha == 0 else 0.0)
     grad_norm = max(float(np.max(np.abs(g))), abs(float(grad[-1])))
-    converged = change < tol or grad_norm < 1e-8 * max(1.0, 2.0 * float(games.sum()))
-    detail = (
-        f"Davidson Fisher scoring (sparse) did not converge in {it} iterations "
-        f"(last change {change:.3g} > tol {tol:.3g}, gradient {grad_norm:.3g}"
-        + ("; line search stalled" if stalled else "") + "); raise max_iter or check the data"
-    )
-    return theta, math.exp(x[-1]), converged, "" if converged else detail
+    converged, detail = _newton_end("Davidson Fisher scoring (sparse)", it, change, tol,
+                                    grad_norm, 2.0 * float(games.sum()), stalled)
+    return theta, math.exp(x[-1]), converged, detail
 
 
 # --------------------------------------------------------------------------- covariance

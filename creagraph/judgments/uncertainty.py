@@ -40,7 +40,8 @@ def _bt_probs(theta: np.ndarray, li: np.ndarray, ri: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(theta[li] - theta[ri])))
 
 
-def _davidson_terms(theta: np.ndarray, nu: float, li: np.ndarray, ri: np.ndarray):
+def _davidson_terms(theta: np.ndarray, nu: float, li: np.ndarray, ri: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per comparison: P(left), P(right), P(tie) under Davidson (Newman's form)."""
     half = 0.5 * (theta[li] + theta[ri])
     log_d = np.logaddexp(np.logaddexp(theta[li], theta[ri]), half + np.log(2.0 * nu))

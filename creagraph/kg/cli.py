@@ -69,7 +69,8 @@ def import_cmd(
         typer.echo("skipped lines: none")
 
 
-def _import_labels(paths, store, label_index, language: str, skip_malformed: bool) -> None:
+def _import_labels(paths: list[Path], store: Path | None, label_index: Path | None,
+                   language: str, skip_malformed: bool) -> None:
     from creagraph.kg.labelindex import build_label_index, default_label_index_path
 
     if store is not None:

@@ -36,10 +36,13 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, urlparse
 
 from creagraph.core.io import InputError
+
+if TYPE_CHECKING:  # pyoxigraph is imported where a store is opened
+    from pyoxigraph import Store
 
 __all__ = [
     "Limits",
@@ -108,9 +111,9 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
 
 
-def _open_compressed(path: Path):
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+def _open_compressed(path: Path) -> IO[bytes]:
+    if path.name.endswith(".gz"):  # a GzipFile reads as IO[bytes]; typeshed does not say so
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if path.name.endswith(".bz2"):
         return bz2.open(path, "rb")
     return path.open("rb")
@@ -216,7 +219,7 @@ def dataset_id(identity: list[dict[str, Any]]) -> str:
 _LOADED = ".creagraph-loaded.json"
 
 
-def _load(store, sources: list[Path]) -> None:
+def _load(store: Store, sources: list[Path]) -> None:
     import pyoxigraph as ox
 
     for path in sources:
@@ -225,7 +228,7 @@ def _load(store, sources: list[Path]) -> None:
     store.flush()
 
 
-def open_oxigraph(sources: list[Path], db: Path | None):
+def open_oxigraph(sources: list[Path], db: Path | None) -> Store:
     """Open a new in-memory Oxigraph store (``db=None``) holding ``sources``.
 
     A store folder (``db``) is opened with :func:`open_oxigraph_db`, which checks that
@@ -336,7 +339,7 @@ class _CappedBuffer(io.RawIOBase):
 
 
 def make_server(
-    store,
+    store: Store,
     host: str = "127.0.0.1",
     port: int = 7878,
     *,
@@ -362,7 +365,7 @@ def make_server(
         timeout = lim.header_timeout  # socket timeout: request line and headers
         protocol_version = "HTTP/1.0"
 
-        def log_message(self, format: str, *args) -> None:  # quiet by default
+        def log_message(self, format: str, *args: Any) -> None:  # quiet by default
             return
 
         def setup(self) -> None:
@@ -520,7 +523,8 @@ def make_server(
         daemon_threads = True
         request_queue_size = 128
 
-        def process_request(self, request, client_address):
+        # request: the connection's socket (typeshed's socketserver._RequestType)
+        def process_request(self, request: Any, client_address: Any) -> None:
             if not connections.acquire(blocking=False):
                 with contextlib.suppress(OSError):
                     request.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0"
@@ -529,13 +533,13 @@ def make_server(
                 return
             super().process_request(request, client_address)
 
-        def process_request_thread(self, request, client_address):
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
             try:
                 super().process_request_thread(request, client_address)
             finally:
                 connections.release()
 
-        def handle_error(self, request, client_address) -> None:
+        def handle_error(self, request: Any, client_address: Any) -> None:
             return  # a client that went away: nothing to report
 
     return Server((host, port), Handler)
@@ -587,9 +591,9 @@ def serve(
 
 
 def serve_in_thread(
-    store, host: str = "127.0.0.1", port: int = 0, *, allow_federated: bool = False,
+    store: Store, host: str = "127.0.0.1", port: int = 0, *, allow_federated: bool = False,
     limits: Limits | None = None, dataset: str | None = None,
-):
+) -> tuple[ThreadingHTTPServer, str]:
     """Start a server on a background thread; returns ``(server, url)``."""
     server = make_server(store, host, port, allow_federated=allow_federated, limits=limits,
                          dataset=dataset)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +25,9 @@ from creagraph.cliopts import (
     open_graph_option,
 )
 from creagraph.core.io import InputError
+
+if TYPE_CHECKING:
+    from creagraph.querygen.generate import GenerationResult
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -181,7 +184,7 @@ def generate(  # long only for its option declarations; the body parses and call
     _echo_generated(result, out, n, rewritten=client is not None)
 
 
-def _echo_generated(result, out: Path, n: int, *, rewritten: bool) -> None:
+def _echo_generated(result: GenerationResult, out: Path, n: int, *, rewritten: bool) -> None:
     from creagraph.querygen.llm import rewrite_summary
 
     records = result.records

@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.llm import ChatClient, LLMError
 from creagraph.core.relations import RelationLinker
 from creagraph.core.text import normalize_loose
@@ -221,7 +222,7 @@ def rewrite_queries(
 
 
 def rewrite_with_graph(
-    kg,
+    kg: KnowledgeGraph,
     records: Sequence[Mapping[str, Any]],
     client: ChatClient,
     *,

@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from creagraph.core.graph import Category, Edge
+from creagraph.core.graph import Category, Edge, KnowledgeGraph
 from creagraph.querygen.catalogue import (
     CategoryRules,
     Phrasing,
@@ -126,7 +126,7 @@ class Candidate:
 
 
 def select_categories(
-    kg,
+    kg: KnowledgeGraph,
     relation: SourceRelation,
     *,
     min_size: int = DEFAULT_MIN_SIZE,
@@ -231,7 +231,7 @@ class PairSampler:
 
     def __init__(
         self,
-        categories,
+        categories: Iterable[Category],
         max_per_category: int | None = None,
         prefer_min_size: int | None = None,
     ):
@@ -295,7 +295,7 @@ class PairSampler:
 
 
 def edge_rejection(
-    kg,
+    kg: KnowledgeGraph,
     edge: Edge,
     *,
     path_nodes: frozenset[str],
@@ -354,7 +354,9 @@ def edge_rejection(
     return None, holders
 
 
-def target_policy_rejection(kg, pid: str, entity: str, policy: TargetPolicy) -> str | None:
+def target_policy_rejection(
+    kg: KnowledgeGraph, pid: str, entity: str, policy: TargetPolicy
+) -> str | None:
     """Why the target ``(x, pid, entity)`` is broad in the world, or ``None``.
 
     ``"broad_attribute"``: ``pid`` is dropped as a target by the policy;
@@ -387,7 +389,7 @@ def target_policy_rejection(kg, pid: str, entity: str, policy: TargetPolicy) -> 
 
 
 def sample_expansion(
-    kg,
+    kg: KnowledgeGraph,
     entity: str,
     rng: np.random.Generator,
     *,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from creagraph.core.graph import KnowledgeGraph
 from creagraph.querygen.catalogue import CategoryRules, TargetTypes
 
 __all__ = [
@@ -59,14 +60,16 @@ def size_bucket(size: int) -> str:
     return str(size)
 
 
-def entity_classes(kg, entity: str) -> set[str]:
+def entity_classes(kg: KnowledgeGraph, entity: str) -> set[str]:
     """The P31 (instance of) and P279 (subclass of) classes of ``entity``."""
     return {e.object for e in kg.out_edges(entity, "P31")} | {
         e.object for e in kg.out_edges(entity, "P279")
     }
 
 
-def category_rejection(kg, pid: str, entity: str, rules: CategoryRules) -> str | None:
+def category_rejection(
+    kg: KnowledgeGraph, pid: str, entity: str, rules: CategoryRules
+) -> str | None:
     """Why the category ``(pid, entity)`` is generic in the world, or ``None`` if specific.
 
     Checks, in this order (the first that applies is the reason): ``generic_item`` (listed
@@ -107,7 +110,9 @@ def category_rejection(kg, pid: str, entity: str, rules: CategoryRules) -> str |
     return None
 
 
-def target_type_rejection(kg, pid: str, entity: str, label: str, types: TargetTypes) -> str | None:
+def target_type_rejection(
+    kg: KnowledgeGraph, pid: str, entity: str, label: str, types: TargetTypes
+) -> str | None:
     """``"wrong_type"`` when ``entity`` is not the kind of thing ``pid`` is about, else ``None``.
 
     A target of a relation with required classes must have one of them among its P31

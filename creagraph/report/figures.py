@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from creagraph.core.extras import require
 from creagraph.report.tables import GROUNDING_STATUSES
+
+if TYPE_CHECKING:  # matplotlib is an extra (report), imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 __all__ = [
     "curves_figure",
@@ -25,7 +28,7 @@ __all__ = [
 _STATUS_COLOURS = {"verified": "#2a9d4b", "refuted": "#d1495b", "unknown": "#9e9e9e"}
 
 
-def _png(fig) -> bytes:
+def _png(fig: Figure) -> bytes:
     import matplotlib.pyplot as plt  # loaded by _pyplot(), which made ``fig``
 
     buffer = io.BytesIO()
@@ -35,7 +38,7 @@ def _png(fig) -> bytes:
     return buffer.getvalue()
 
 
-def _pyplot():
+def _pyplot() -> Any:
     matplotlib = require("matplotlib", "report", "needed to draw the report's figures")
 
     matplotlib.use("Agg")

@@ -5,12 +5,16 @@ here, the work done by :mod:`creagraph.runner` (``run_create``, ``run_briefs``,
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from creagraph.cliopts import ConfigOpt, LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
 from creagraph.core.io import InputError
+
+if TYPE_CHECKING:  # imported where used: `creagraph --help` stays fast
+    from creagraph.core.llm import Prices, Sampling
+    from creagraph.runner.common import Endpoint
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 eval_app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -58,13 +62,14 @@ PriceOutputOpt = Annotated[
 ]
 
 
-def _prices(price_input, price_output):
+def _prices(price_input: float | None, price_output: float | None) -> Prices | None:
     from creagraph.core.llm import Prices
 
     return Prices.from_options(price_input, price_output)
 
 
-def _endpoint(base_url, model, key_env, concurrency, rpm, deadline, no_cache):
+def _endpoint(base_url: str | None, model: str | None, key_env: str | None, concurrency: int,
+              rpm: float | None, deadline: float, no_cache: bool) -> Endpoint:
     from creagraph.runner.common import Endpoint
 
     if deadline <= 0:
@@ -80,7 +85,8 @@ def _endpoint(base_url, model, key_env, concurrency, rpm, deadline, no_cache):
     )
 
 
-def _sampling(temperature, top_p, max_tokens, seed):
+def _sampling(temperature: float | None, top_p: float | None, max_tokens: int | None,
+              seed: int | None) -> Sampling:
     from creagraph.core.llm import Sampling
 
     if max_tokens is not None and max_tokens < 1:

@@ -25,7 +25,7 @@ import os
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from creagraph.core.io import InputError, read_jsonl, write_records
 from creagraph.core.metrics import UtilityMode, path_string, raw_distance, transform_distance
 from creagraph.scoring.config import plain
 from creagraph.scoring.inputs import record_query_key
+
+if TYPE_CHECKING:
+    from creagraph.core.embeddings import Embedder
 
 __all__ = [
     "nearest_other_distances",
@@ -99,7 +102,7 @@ def nearest_others(vectors: np.ndarray, owners: Sequence[str]) -> tuple[np.ndarr
 
 def distinctiveness(
     paths: Sequence[dict[str, Any]],
-    embedder,
+    embedder: Embedder,
     *,
     min_quality: float = 3.0,
     mode: UtilityMode = "paper",

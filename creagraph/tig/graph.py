@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from creagraph.core.io import atomic_write
 from creagraph.tig.schema import ATOM_TYPES, RELATION_RULES
@@ -98,7 +99,8 @@ class EdgeList:
                         self.relation[mask], self.weight[mask])
 
 
-def _edge_list(kind: str, source, target, weight, relation: int = 0) -> EdgeList:
+def _edge_list(kind: str, source: ArrayLike, target: ArrayLike, weight: ArrayLike,
+               relation: int = 0) -> EdgeList:
     source = np.asarray(source, dtype=np.int64)
     n = len(source)
     return EdgeList(
