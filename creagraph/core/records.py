@@ -38,6 +38,7 @@ __all__ = [
     "ABSENT",
     "PathRecord",
     "QueryRecord",
+    "QueryLike",
     "SummaryRow",
     "OracleRecord",
     "QueryIds",
@@ -85,10 +86,16 @@ class _Record:
         return out
 
     @classmethod
-    def from_dict(cls: type[_R], record: Mapping[str, Any], where: str = "record") -> _R:
+    def from_dict(
+        cls: type[_R],
+        record: Mapping[str, Any],
+        where: str = "record",
+        *,
+        required: Sequence[str] | None = None,
+    ) -> _R:
         """Read a record's JSON form; ``where`` names it in the error when a required
-        field is missing."""
-        for name in cls.REQUIRED:
+        field (``REQUIRED``, or ``required`` when given) is missing."""
+        for name in cls.REQUIRED if required is None else required:
             if name not in record:
                 raise InputError(f"{where}: field {name!r} is missing")
         names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
@@ -159,7 +166,7 @@ class QueryRecord(_Record):
     n_kept_lenient: int | None = None
     parse_failures: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
-    utility: dict[str, float]
+    utility: dict[str, float] = field(default_factory=dict)
     utility_strict: dict[str, float] | None = None
     utility_lenient: dict[str, float] | None = None
     utility_curve: dict[str, float] | None = None
@@ -176,12 +183,23 @@ class QueryRecord(_Record):
     query_set_size: int | None | _Absent = ABSENT
     ceiling: dict[str, Any] | None | _Absent = ABSENT
 
+    @classmethod
+    def of(cls, value: QueryRecord | Mapping[str, Any]) -> QueryRecord:
+        """``value`` when it is a record, else its JSON form read with only ``model``
+        required (the report's tables take partial records too)."""
+        if isinstance(value, QueryRecord):
+            return value
+        return cls.from_dict(value, required=("model",))
+
     def utility_under(self, reading: Reading) -> dict[str, float]:
         """``utility_strict`` or ``utility_lenient``; ``utility`` for a record written
         before both readings were reported."""
         value = self.utility_strict if reading == "strict" else self.utility_lenient
         return self.utility if value is None else value
 
+
+#: A query record or its JSON form (what the report's tables take).
+QueryLike = QueryRecord | Mapping[str, Any]
 
 #: The summary columns averaged per model (mean and sd over queries), in ``summary.csv``
 #: order, and the ceiling columns added with ``--ceiling``.

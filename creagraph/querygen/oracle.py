@@ -682,8 +682,8 @@ def _prepare(
     cache: GraphCache,
 ) -> _Prepared:
     """Enumerate and score the paths of a query up to (not including) the embeddings."""
-    ids = require_query_ids(query)
-    start, rel_b, target = ids.entity_a_id, ids.rel_b_id, ids.entity_b_id
+    asked = require_query_ids(query)
+    start, rel_b, target = asked.entity_a_id, asked.rel_b_id, asked.entity_b_id
     found = enumerate_paths(kg, start, rel_b, target, k=k, budget=budget, cache=cache)
     sizes = found.class_sizes
     ids = {x for p in found.paths for x in p.nodes} | {

@@ -90,8 +90,8 @@ from creagraph.core.records import (
 )
 from creagraph.scoring.inputs import AnswerRow, record_query_key
 from creagraph.scoring.judges import Judge, StoredJudge, TripleJudgment, judge_errors
-from creagraph.scoring.parse import ParseResult, parse_answer
-from creagraph.scoring.validity import check_validity, check_validity_published
+from creagraph.scoring.parse import ParsedPath, ParseResult, parse_answer
+from creagraph.scoring.validity import Validity, check_validity, check_validity_published
 
 if TYPE_CHECKING:
     from creagraph.core.embeddings import Embedder
@@ -250,7 +250,7 @@ class Scorer:
             self._aliases[mention] = tuple(names)
         return self._aliases[mention]
 
-    def _validity(self, row: AnswerRow, triples):
+    def _validity(self, row: AnswerRow, triples: Sequence[Sequence[str]]) -> Validity:
         if self.mode == "published":
             return check_validity_published(triples, row.entity_a, row.entity_b)
         same = self.relation_linker.same_property if self.relation_linker is not None else None
@@ -264,7 +264,9 @@ class Scorer:
             same_relation=same,
         )
 
-    def _published_stored(self, row: AnswerRow, i: int, n_triples: int):
+    def _published_stored(
+        self, row: AnswerRow, i: int, n_triples: int
+    ) -> tuple[list[Any], list[Any]] | None:
         """In published mode with the stored judge, the stored lists of path ``i`` when
         their length differs from the path's (else ``None``: the aligned judgments are
         used). The published code averages the factuality judgments it has and takes σ
@@ -300,7 +302,9 @@ class Scorer:
             readings[reading] = _PathReading(fraction, factual, strength, quality)
         return readings
 
-    def _score_path(self, row: AnswerRow, i: int, path: Any, tally: _AnswerTally) -> PathRecord:
+    def _score_path(
+        self, row: AnswerRow, i: int, path: ParsedPath, tally: _AnswerTally
+    ) -> PathRecord:
         """Validate, judge and weigh path ``i`` of ``row``: its record, with what the query
         record needs added to ``tally``."""
         validity = self._validity(row, path.triples)
