@@ -178,8 +178,8 @@ class _PathReading:
 class _AnswerTally:
     """What scoring one answer's paths gathers for its query record."""
 
-    kept: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in READINGS})
-    quality_of: dict[str, dict[int, float]] = field(
+    kept: dict[Reading, list[int]] = field(default_factory=lambda: {r: [] for r in READINGS})
+    quality_of: dict[Reading, dict[int, float]] = field(
         default_factory=lambda: {r: {} for r in READINGS}
     )
     texts: list[str | None] = field(default_factory=list)
@@ -280,12 +280,12 @@ class Scorer:
 
     def _readings(
         self, row: AnswerRow, i: int, n_triples: int, judgments: Sequence[TripleJudgment]
-    ) -> dict[str, _PathReading]:
+    ) -> dict[Reading, _PathReading]:
         """Path ``i`` under each reading of unknown triples (SPEC §3.4)."""
         sigmas = [j.specificity for j in judgments]
         flags = [j.factual for j in judgments]
         stored = self._published_stored(row, i, n_triples)
-        readings: dict[str, _PathReading] = {}
+        readings: dict[Reading, _PathReading] = {}
         for reading in READINGS:
             if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
                 stored_sigmas, stored_facts = stored
