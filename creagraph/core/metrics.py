@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import numpy as np
 
@@ -38,6 +38,7 @@ __all__ = [
     "utility_curve",
     "mean_pairwise_distance",
     "UtilityMode",
+    "UTILITY_MODES",
     "PathSetDistances",
     "path_set_distances",
     "pairwise_distance_means",
@@ -47,7 +48,17 @@ __all__ = [
     "set_utilities",
 ]
 
+#: Which CREATE formulas: the paper's or the published code's (SPEC §3.5–3.6); the values
+#: of :class:`creagraph.scoring.config.Mode`.
 UtilityMode = Literal["paper", "published"]
+#: The values of :data:`UtilityMode`, in the order they are listed.
+UTILITY_MODES: tuple[UtilityMode, ...] = get_args(UtilityMode)
+
+
+def _check_mode(mode: str) -> None:
+    """A :data:`UtilityMode`, else a ValueError naming the choices."""
+    if mode not in UTILITY_MODES:
+        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
 Triple = Sequence[str]
 
 
@@ -200,8 +211,7 @@ def transform_distance(x: float | np.ndarray, *, mode: UtilityMode = "paper") ->
     >>> transform_distance(1.0117), round(transform_distance(1.0117, mode="published"), 4)
     (1.0, 0.0194)
     """
-    if mode not in ("paper", "published"):
-        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+    _check_mode(mode)
     arr = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     cosine = 0.5 * (1.0 - np.cos(math.pi * (arr / 0.7) ** 2))
     saturated = arr > 0.7 if mode == "paper" else (arr > 0.7) & (arr <= 1.0)
@@ -279,11 +289,10 @@ def discounts(n: int, gamma: float, mode: UtilityMode = "paper") -> np.ndarray:
     >>> discounts(4, 0.5).tolist(), discounts(4, 0.5, "published").tolist()
     ([1.0, 0.5, 0.25, 0.125], [1.0, 1.0, 0.5, 0.25])
     """
+    _check_mode(mode)
     i = np.arange(n, dtype=np.float64)
     if mode == "published":
         i = np.maximum(i - 1, 0)
-    elif mode != "paper":
-        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
     return np.power(float(gamma), i)
 
 
