@@ -440,8 +440,9 @@ def parse_query_ids(fields: Mapping[str, Any], default_id: Any = None) -> QueryI
 
 
 def require_query_ids(fields: Mapping[str, Any]) -> QueryIds:
-    """:func:`parse_query_ids` of a query the oracle runs on, each id checked (a QID, a
-    PID, a QID).
+    """The ids of a query the oracle runs on: a generated query's ``entity_a_id``,
+    ``rel_b_id`` and ``entity_b_id`` (all three needed), read by :func:`parse_query_ids`
+    and each checked (a QID, a PID, a QID).
 
     Raises
     ------
@@ -452,13 +453,14 @@ def require_query_ids(fields: Mapping[str, Any]) -> QueryIds:
 
     query_id = fields.get("query_id")
     where = f"query {query_id!r}" if query_id else "query record"
+    for name in QUERY_ID_FIELDS:
+        if not fields.get(name):
+            raise InputError(
+                f"{where}: field {name!r} is missing "
+                "(generate queries with `creagraph queries generate`)"
+            )
     ids = parse_query_ids(fields, query_id)
-    if ids is None:
-        missing = next(k for k in QUERY_ID_FIELDS if not fields.get(k))
-        raise InputError(
-            f"{where}: field {missing!r} is missing "
-            "(generate queries with `creagraph queries generate`)"
-        )
+    assert ids is not None  # the three fields are there
     checked = []
     for name, check in zip(QUERY_ID_FIELDS, (check_qid, check_pid, check_qid)):
         try:

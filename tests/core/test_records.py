@@ -138,6 +138,8 @@ def test_required_query_ids_name_the_field():
         require_query_ids({"query_id": "q1", "entity_a_id": "Q1", "entity_b_id": "Q2"})
     with pytest.raises(InputError, match="query record: field 'entity_b_id'"):
         require_query_ids({"entity_a_id": "Q1", "rel_b_id": "P2", "entity_b_id": "P3"})
+    with pytest.raises(InputError, match="field 'entity_a_id' is missing"):  # generated only
+        require_query_ids({"triple1": ["Q1", "P5", "Q9"], "triple2": ["Q9", "P2", "Q3"]})
     ids = require_query_ids({"entity_a_id": "Q1", "rel_b_id": "P2", "entity_b_id": "Q2"})
     assert (ids.entity_a_id, ids.rel_b_id, ids.entity_b_id) == ("Q1", "P2", "Q2")
 
