@@ -204,17 +204,8 @@ QueryLike = QueryRecord | Mapping[str, Any]
 #: The summary columns averaged per model (mean and sd over queries), in ``summary.csv``
 #: order, and the ceiling columns added with ``--ceiling``.
 SUMMARY_COLUMNS = (
-    "s_0.7",
-    "s_0.9",
-    "max_quality",
-    "mean_pairwise_distance",
-    "mean_pairwise_raw_distance",
-    "n_kept",
-    "n_paths",
-    "s_0.7_strict",
-    "s_0.9_strict",
-    "s_0.7_lenient",
-    "s_0.9_lenient",
+    "s_0.7", "s_0.9", "max_quality", "mean_pairwise_distance", "mean_pairwise_raw_distance",
+    "n_kept", "n_paths", "s_0.7_strict", "s_0.9_strict", "s_0.7_lenient", "s_0.9_lenient",
     "decided_share",
 )
 CEILING_COLUMNS = ("ceiling_fraction_0.7", "ceiling_fraction_0.9", "graph_path_recall")
