@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import numpy as np
 
@@ -38,14 +38,27 @@ __all__ = [
     "utility_curve",
     "mean_pairwise_distance",
     "UtilityMode",
+    "UTILITY_MODES",
     "PathSetDistances",
     "path_set_distances",
     "pairwise_distance_means",
     "greedy_order_from_vectors",
     "utilities_from_order",
+    "empty_set_utility",
+    "set_utilities",
 ]
 
+#: Which CREATE formulas: the paper's or the published code's (SPEC §3.5–3.6); the values
+#: of :class:`creagraph.scoring.config.Mode`.
 UtilityMode = Literal["paper", "published"]
+#: The values of :data:`UtilityMode`, in the order they are listed.
+UTILITY_MODES: tuple[UtilityMode, ...] = get_args(UtilityMode)
+
+
+def _check_mode(mode: str) -> None:
+    """A :data:`UtilityMode`, else a ValueError naming the choices."""
+    if mode not in UTILITY_MODES:
+        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
 Triple = Sequence[str]
 
 
@@ -198,8 +211,7 @@ def transform_distance(x: float | np.ndarray, *, mode: UtilityMode = "paper") ->
     >>> transform_distance(1.0117), round(transform_distance(1.0117, mode="published"), 4)
     (1.0, 0.0194)
     """
-    if mode not in ("paper", "published"):
-        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+    _check_mode(mode)
     arr = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     cosine = 0.5 * (1.0 - np.cos(math.pi * (arr / 0.7) ** 2))
     saturated = arr > 0.7 if mode == "paper" else (arr > 0.7) & (arr <= 1.0)
@@ -277,12 +289,23 @@ def discounts(n: int, gamma: float, mode: UtilityMode = "paper") -> np.ndarray:
     >>> discounts(4, 0.5).tolist(), discounts(4, 0.5, "published").tolist()
     ([1.0, 0.5, 0.25, 0.125], [1.0, 1.0, 0.5, 0.25])
     """
+    _check_mode(mode)
     i = np.arange(n, dtype=np.float64)
     if mode == "published":
         i = np.maximum(i - 1, 0)
-    elif mode != "paper":
-        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
     return np.power(float(gamma), i)
+
+
+def empty_set_utility(mode: UtilityMode = "paper") -> float:
+    """Creative utility of an empty kept set (SPEC §3.6): 0 in ``paper`` mode, 1 in
+    ``published`` mode (the published code's behaviour).
+
+    Examples
+    --------
+    >>> empty_set_utility("paper"), empty_set_utility("published")
+    (0.0, 1.0)
+    """
+    return 1.0 if mode == "published" else 0.0
 
 
 def creative_utility(
@@ -291,11 +314,13 @@ def creative_utility(
     gamma: float,
     mode: UtilityMode = "paper",
 ) -> float:
-    """Creative utility ``s(U)`` of a path set at patience ``γ`` (SPEC §3.6).
+    """Creative utility ``s(U)`` of a path set at patience ``γ`` (SPEC §3.6), from its
+    distance matrix: :func:`utility_curve` at one γ.
 
     ``s(U) = Σ_i w_i · f(u_τ(i)) · min_{j<i} d(u_τ(i), u_τ(j))`` with the greedy order τ,
-    the first item's distance 1, and weights from :func:`discounts`. An empty set scores 0
-    in ``paper`` mode and 1 in ``published`` mode (the published code's behaviour).
+    the first item's distance 1, and weights from :func:`discounts`
+    (:func:`utilities_from_order`, the one place the sum is formed). An empty set scores
+    :func:`empty_set_utility`.
 
     Examples
     --------
@@ -308,11 +333,7 @@ def creative_utility(
     >>> creative_utility([], empty, 0.9), creative_utility([], empty, 0.9, "published")
     (0.0, 1.0)
     """
-    if len(quality) == 0:
-        return 1.0 if mode == "published" else 0.0
-    order, mins = greedy_order(quality, distances)
-    q = np.asarray(quality, dtype=np.float64)[order]
-    return float(np.sum(discounts(len(order), gamma, mode) * q * np.asarray(mins)))
+    return utility_curve(quality, distances, [gamma], mode)[0]
 
 
 def utility_curve(
@@ -321,12 +342,11 @@ def utility_curve(
     gammas: Sequence[float],
     mode: UtilityMode = "paper",
 ) -> list[float]:
-    """:func:`creative_utility` at each γ, sharing one greedy ordering (it does not depend on γ)."""
-    if len(quality) == 0:
-        return [1.0 if mode == "published" else 0.0 for _ in gammas]
-    order, mins = greedy_order(quality, distances)
-    terms = np.asarray(quality, dtype=np.float64)[order] * np.asarray(mins)
-    return [float(np.sum(discounts(len(order), g, mode) * terms)) for g in gammas]
+    """:func:`creative_utility` at each γ from a distance matrix, sharing one greedy
+    ordering (it does not depend on γ). :func:`set_utilities` computes the same from the
+    paths' embeddings without the matrix."""
+    order, mins = greedy_order(quality, distances) if len(quality) else ([], [])
+    return utilities_from_order(quality, order, mins, gammas, mode)
 
 
 def mean_pairwise_distance(distances: np.ndarray) -> float:
@@ -529,7 +549,9 @@ def utilities_from_order(
     gammas: Sequence[float],
     mode: UtilityMode = "paper",
 ) -> list[float]:
-    """Creative utility at each γ from a greedy order (:func:`greedy_order`'s results).
+    """Creative utility at each γ from a greedy order (:func:`greedy_order`'s results):
+    ``s(U) = Σ_i w_i · f(u_τ(i)) · min_{j<i} d(u_τ(i), u_τ(j))`` (SPEC §3.6), the one
+    place this sum is formed; :func:`empty_set_utility` for an empty order.
 
     Examples
     --------
@@ -537,6 +559,35 @@ def utilities_from_order(
     [4.5]
     """
     if len(order) == 0:
-        return [1.0 if mode == "published" else 0.0 for _ in gammas]
+        return [empty_set_utility(mode) for _ in gammas]
     terms = np.asarray(quality, dtype=np.float64)[list(order)] * np.asarray(min_distances)
     return [float(np.sum(discounts(len(order), g, mode) * terms)) for g in gammas]
+
+
+def set_utilities(
+    quality: Sequence[float],
+    vectors: np.ndarray,
+    gammas: Sequence[float],
+    mode: UtilityMode = "paper",
+    *,
+    block_elements: int = BLOCK_ELEMENTS,
+) -> tuple[list[float], PathSetDistances]:
+    """Creative utility of one path set at each γ, from its embeddings (SPEC §3.5–3.6),
+    and its distance statistics: the one utility path of CREATE scoring and of the query
+    generator's oracle ceiling (SPEC §3.8).
+
+    :func:`path_set_distances` (blockwise above ``block_elements`` distances, memory
+    O(n·d)) then :func:`utilities_from_order`; equal to :func:`utility_curve` of
+    :func:`distance_matrix` (to rounding, ~1e-15; exactly for a set in one block).
+
+    Examples
+    --------
+    >>> v = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> set_utilities([4, 2], v, [0.5])[0]
+    [5.0]
+    >>> set_utilities([], np.zeros((0, 2)), [0.7, 0.9], "published")[0]
+    [1.0, 1.0]
+    """
+    stats = path_set_distances(quality, vectors, mode, block_elements=block_elements)
+    values = utilities_from_order(quality, stats.order, stats.min_distances, gammas, mode)
+    return values, stats

@@ -37,7 +37,6 @@ Examples
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,6 +49,7 @@ import numpy as np
 from creagraph.core.graph import Category
 from creagraph.core.io import atomic_write, dumps, write_jsonl
 from creagraph.core.progress import progress_bar
+from creagraph.core.records import make_query_id
 from creagraph.querygen.catalogue import (
     CategoryRules,
     HolderType,
@@ -176,20 +176,9 @@ class GenerationResult:
     categories: dict[str, int] = field(default_factory=dict)
 
 
-def query_id(start: str, rel: str, target: str) -> str:
-    """Stable id of a query: a hash of (start entity, target relation, target entity).
-
-    The same question gets the same id whatever the seed or run.
-
-    Examples
-    --------
-    >>> query_id("Q1", "P106", "Q2") == query_id("Q1", "P106", "Q2")
-    True
-    >>> query_id("Q1", "P106", "Q2").startswith("cq-")
-    True
-    """
-    digest = hashlib.sha1(f"{start}|{rel}|{target}".encode()).hexdigest()
-    return f"cq-{digest[:12]}"
+#: Stable id of a query (:func:`creagraph.core.records.make_query_id`), under the name this
+#: module gave it first.
+query_id = make_query_id
 
 
 class _NoBar:

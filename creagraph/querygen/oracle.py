@@ -13,8 +13,8 @@ paths (SPEC §3.4–3.6, the formulas of :mod:`creagraph.core.metrics`):
   from the node it leaves (a step against Wikidata's direction reads with its inverse
   phrase, e.g. "appeared in");
 - embeddings from :func:`creagraph.core.embeddings.default_embedder` (all-MiniLM-L6-v2),
-  transformed distances, greedy utility :func:`~creagraph.core.metrics.utility_curve` at
-  γ = 0.7 and 0.9.
+  transformed distances, greedy utility at γ = 0.7 and 0.9 through
+  :func:`~creagraph.core.metrics.set_utilities`, the path CREATE scoring uses too.
 
 Public API (what the scoring job calls)
 ---------------------------------------
@@ -96,13 +96,13 @@ import numpy as np
 from creagraph.core.graph import Edge, check_pid, check_qid
 from creagraph.core.io import InputError
 from creagraph.core.metrics import (
-    distance_matrix,
     path_quality,
     path_string,
+    set_utilities,
     specificity,
     triple_class_size,
-    utility_curve,
 )
+from creagraph.core.records import ABSENT, QUERY_ID_FIELDS, OracleRecord, require_query_ids
 from creagraph.querygen.catalogue import Phrasing, load_phrasing
 from creagraph.querygen.phrasing import relation_phrase
 
@@ -243,28 +243,34 @@ class OracleResult:
     def as_dict(
         self, *, include_paths: bool = True, max_listed: int | None = None
     ) -> dict[str, Any]:
-        """Plain data for JSON (γ keys as strings such as ``"0.7"``)."""
-        out: dict[str, Any] = {
-            "query_id": self.query_id,
-            "entity_a_id": self.start,
-            "rel_b_id": self.rel_b,
-            "entity_b_id": self.target,
-            "k": self.k,
-            "n_paths": self.n_paths,
-            "n_strong": self.n_strong,
-            "strong_threshold": self.strong_threshold,
-            "ceiling": {f"{g:g}": round(v, 6) for g, v in self.ceiling.items()},
-            "mode": self.mode,
-            "holders": self.holders,
-            "expansions": self.expansions,
-            "truncated": self.truncated,
-            "scored": self.scored,
-            "source_path_found": self.source_path_found,
-        }
-        if include_paths:
-            listed = self.paths if max_listed is None else self.paths[:max_listed]
-            out["paths"] = [p.as_dict() for p in listed]
-        return out
+        """Plain data for JSON (γ keys as strings such as ``"0.7"``): its
+        :class:`~creagraph.core.records.OracleRecord`'s form."""
+        return self.record(include_paths=include_paths, max_listed=max_listed).to_dict()
+
+    def record(
+        self, *, include_paths: bool = True, max_listed: int | None = None
+    ) -> OracleRecord:
+        """The record ``creagraph queries paths`` writes (the ``max_listed`` best paths
+        listed, all when ``None``; none without ``include_paths``)."""
+        listed = self.paths if max_listed is None else self.paths[:max_listed]
+        return OracleRecord(
+            query_id=self.query_id,
+            entity_a_id=self.start,
+            rel_b_id=self.rel_b,
+            entity_b_id=self.target,
+            k=self.k,
+            n_paths=self.n_paths,
+            n_strong=self.n_strong,
+            strong_threshold=self.strong_threshold,
+            ceiling={f"{g:g}": round(v, 6) for g, v in self.ceiling.items()},
+            mode=self.mode,
+            holders=self.holders,
+            expansions=self.expansions,
+            truncated=self.truncated,
+            scored=self.scored,
+            source_path_found=self.source_path_found,
+            paths=[p.as_dict() for p in listed] if include_paths else ABSENT,
+        )
 
 
 def path_key(triples: Iterable[Sequence[str] | Edge]) -> frozenset[Triple]:
@@ -545,27 +551,6 @@ class _PathSearch:
         return True
 
 
-def _query_ids(query: Mapping[str, Any]) -> tuple[str, str, str]:
-    where = f"query {query.get('query_id')!r}" if query.get("query_id") else "query record"
-    out = []
-    for name, check in (
-        ("entity_a_id", check_qid),
-        ("rel_b_id", check_pid),
-        ("entity_b_id", check_qid),
-    ):
-        value = query.get(name)
-        if not value:
-            raise InputError(
-                f"{where}: field {name!r} is missing "
-                "(generate queries with `creagraph queries generate`)"
-            )
-        try:
-            out.append(check(str(value)))
-        except ValueError as exc:
-            raise InputError(f"{where}: field {name!r}: {exc}") from exc
-    return out[0], out[1], out[2]
-
-
 def oracle_paths(
     kg,
     query: Mapping[str, Any],
@@ -697,7 +682,8 @@ def _prepare(
     cache: GraphCache,
 ) -> _Prepared:
     """Enumerate and score the paths of a query up to (not including) the embeddings."""
-    start, rel_b, target = _query_ids(query)
+    asked = require_query_ids(query)
+    start, rel_b, target = asked.entity_a_id, asked.rel_b_id, asked.entity_b_id
     found = enumerate_paths(kg, start, rel_b, target, k=k, budget=budget, cache=cache)
     sizes = found.class_sizes
     ids = {x for p in found.paths for x in p.nodes} | {
@@ -747,11 +733,8 @@ def _finish(
 ) -> OracleResult:
     """The ceiling utility and the result record of a prepared query."""
     best, scored, found, query = prepared.best, prepared.scored, prepared.found, prepared.query
-    if best:
-        distances = distance_matrix(np.asarray(vectors, dtype=np.float64), mode)  # type: ignore[arg-type]
-        curve = utility_curve([p.quality for p in best], distances, list(gammas), mode)  # type: ignore[arg-type]
-    else:
-        curve = utility_curve([], np.zeros((0, 0)), list(gammas), mode)  # type: ignore[arg-type]
+    rows = np.zeros((0, 1)) if vectors is None else np.asarray(vectors, dtype=np.float64)
+    curve, _ = set_utilities([p.quality for p in best], rows, list(gammas), mode)  # type: ignore[arg-type]
     ceiling = {float(g): float(v) for g, v in zip(gammas, curve)}
 
     source_found: bool | None = None
@@ -788,9 +771,6 @@ def _finish(
     )
 
 
-_QUERY_IDS = ("entity_a_id", "rel_b_id", "entity_b_id")
-
-
 def read_query_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The query records of a JSON Lines file (``creagraph queries generate``'s output),
     each checked for the ids the oracle needs.
@@ -804,7 +784,7 @@ def read_query_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
     records = list(iter_jsonl(path))
     for lineno, record in enumerate(records, start=1):
-        for name in _QUERY_IDS:
+        for name in QUERY_ID_FIELDS:
             if not record.get(name):
                 raise InputError(f"{path}:{lineno}: field {name!r} is missing")
     return records
@@ -846,16 +826,17 @@ def oracle_summary(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     how many source paths were found."""
     if not rows:
         return []
-    strong = sorted(r["n_strong"] for r in rows)
-    found = [r["source_path_found"] for r in rows if r["source_path_found"] is not None]
-    ceil7 = sum(r["ceiling"]["0.7"] for r in rows) / len(rows)
-    ceil9 = sum(r["ceiling"]["0.9"] for r in rows) / len(rows)
+    records = [OracleRecord.from_dict(r, f"oracle record {n}") for n, r in enumerate(rows, 1)]
+    strong = sorted(r.n_strong for r in records)
+    found = [r.source_path_found for r in records if r.source_path_found is not None]
+    ceil7 = sum(r.ceiling["0.7"] for r in records) / len(records)
+    ceil9 = sum(r.ceiling["0.9"] for r in records) / len(records)
     lines = [
-        f"queries: {len(rows)}",
+        f"queries: {len(records)}",
         f"median strong paths: {strong[len(strong) // 2]}",
         f"queries without a strong path: {sum(1 for s in strong if s == 0)}",
         f"mean ceiling utility: γ=0.7 {ceil7:.3f}, γ=0.9 {ceil9:.3f}",
-        f"truncated by the budget: {sum(1 for r in rows if r['truncated'])}",
+        f"truncated by the budget: {sum(1 for r in records if r.truncated)}",
     ]
     if found:
         lines.append(f"source path found: {sum(found)}/{len(found)}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core.io import InputError, read_jsonl, read_records
+from creagraph.core.records import QueryRecord
 
 __all__ = ["read_distinct", "read_ekphrasis", "read_query_relations", "read_scored",
            "read_tig"]
@@ -63,33 +64,40 @@ def read_scored(results: Sequence[PathLike]) -> list[dict[str, Any]]:
             raise InputError(f"{path}: file not found (expected `creagraph score` output)")
         records = read_jsonl(path)
         for number, record in enumerate(records, start=1):
-            where = f"{path}: record {number}"
-            model = _require(record, where, "model", str)
+            model = _checked_query(record, f"{path}: record {number}").model
             if owner.setdefault(model, path) != path:
                 raise InputError(
                     f"model {model!r} is in both {owner[model]} and {path}: "
                     "give each model's scores once"
                 )
-            utility = _require(record, where, "utility", dict)
-            for gamma in ("0.7", "0.9"):
-                if not _number(utility.get(gamma)):
-                    raise InputError(f"{where}: field 'utility' has no number for γ = {gamma}")
-            for gamma, value in utility.items():
-                _finite(value, where, f"'utility' (γ = {gamma})")
-            curve = record.get("utility_curve")
-            if curve is not None and not isinstance(curve, dict):
-                raise InputError(f"{where}: field 'utility_curve' is not an object")
-            for gamma, value in (curve or {}).items():
-                _finite(value, where, f"'utility_curve' (γ = {gamma})")
-            for name in ("max_quality", "mean_pairwise_distance", "mean_pairwise_raw_distance"):
-                _finite(record.get(name), where, repr(name))
-            status = record.get("triple_status")
-            if status is not None and not (
-                isinstance(status, dict) and all(_number(v) for v in status.values())
-            ):
-                raise InputError(f"{where}: field 'triple_status' is not an object of counts")
         queries.extend(fill_query_sets(records))
     return queries
+
+
+def _checked_query(record: dict[str, Any], where: str) -> QueryRecord:
+    """A ``queries.jsonl`` record read as a :class:`QueryRecord`, with what the report
+    needs checked: ``model`` text, numeric ``utility`` at γ = 0.7 and 0.9, finite numbers,
+    an object of counts for ``triple_status``."""
+    _require(record, where, "model", str)
+    _require(record, where, "utility", dict)
+    q = QueryRecord.from_dict(record, where)
+    for gamma in ("0.7", "0.9"):
+        if not _number(q.utility.get(gamma)):
+            raise InputError(f"{where}: field 'utility' has no number for γ = {gamma}")
+    for gamma, value in q.utility.items():
+        _finite(value, where, f"'utility' (γ = {gamma})")
+    if q.utility_curve is not None and not isinstance(q.utility_curve, dict):
+        raise InputError(f"{where}: field 'utility_curve' is not an object")
+    for gamma, value in (q.utility_curve or {}).items():
+        _finite(value, where, f"'utility_curve' (γ = {gamma})")
+    for name in ("max_quality", "mean_pairwise_distance", "mean_pairwise_raw_distance"):
+        _finite(getattr(q, name), where, repr(name))
+    status = q.triple_status
+    if status is not None and not (
+        isinstance(status, dict) and all(_number(v) for v in status.values())
+    ):
+        raise InputError(f"{where}: field 'triple_status' is not an object of counts")
+    return q
 
 
 def read_distinct(directory: PathLike) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from creagraph.core.io import atomic_write, write_records
+from creagraph.core.records import QueryLike, QueryRecord
 from creagraph.report import figures
 from creagraph.report.novelty import repetition_rows
 from creagraph.report.tables import (
@@ -131,8 +132,8 @@ def _scope(coverage: Mapping[str, Any]) -> str:
 
 
 def _caveats(
-    queries: Sequence[Mapping[str, Any]],
-    grounding_queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryRecord],
+    grounding_queries: Sequence[QueryRecord],
     coverage: Mapping[str, Any],
 ) -> list[str]:
     """Sentences (plain text) warning where the numbers claim less than they seem to."""
@@ -185,8 +186,8 @@ def _leaderboard_cells(
 
 
 def _leaderboard_section(
-    queries: Sequence[Mapping[str, Any]],
-    grounding_queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryRecord],
+    grounding_queries: Sequence[QueryRecord],
     table: list[dict[str, Any]],
     coverage: Mapping[str, Any],
     *,
@@ -204,7 +205,7 @@ def _leaderboard_section(
     for number in numbers:
         members = [row for row in table if row["comparison_group"] == number]
         names = {row["model"] for row in members}
-        scored = [q for q in queries if str(q.get("model")) in names]
+        scored = [q for q in queries if str(q.model) in names]
         group_coverage = query_coverage(scored) if len(numbers) > 1 else coverage
         first = members[0]
         size = first.get("query_set_size")
@@ -226,7 +227,7 @@ def _leaderboard_section(
                 for row in members
             ],
         })
-    judges = sorted({f"{q.get('judge', '?')} judge, {q.get('mode', '?')} mode" for q in queries})
+    judges = sorted({f"{_or_unknown(q.judge)} judge, {_or_unknown(q.mode)} mode" for q in queries})
     shown = table if len(numbers) == 1 else [
         {**row, "model": f"[table {row['comparison_group']}] {row['model']}"} for row in table
     ]
@@ -249,7 +250,12 @@ def _leaderboard_section(
     return _Section(context, [fig])
 
 
-def _curves_section(queries: Sequence[Mapping[str, Any]]) -> _Section:
+def _or_unknown(value: str | None) -> str:
+    """A record's field as the page says it, ``?`` when the record has none."""
+    return "?" if value is None else value
+
+
+def _curves_section(queries: Sequence[QueryRecord]) -> _Section:
     """Mean creative utility vs patience γ per model."""
     fig = _Figure("utility_curves.png", figures.curves_figure(mean_curves(queries)),
                   "creative utility vs patience")
@@ -295,7 +301,7 @@ def _relation_pivot(breakdown: list[dict[str, Any]]) -> tuple[list[str], list[di
 
 
 def _relations_section(
-    queries: Sequence[Mapping[str, Any]], relation_records: Sequence[Mapping[str, Any]]
+    queries: Sequence[QueryRecord], relation_records: Sequence[Mapping[str, Any]]
 ) -> _Section:
     """A block per relation kind with a breakdown; the source kind says when no input names
     the source relations, the query kind is left out when no query names ``rel_b``."""
@@ -318,7 +324,7 @@ def _relations_section(
 
 
 def _grounding_section(
-    queries: Sequence[Mapping[str, Any]], grounding_queries: Sequence[Mapping[str, Any]]
+    queries: Sequence[QueryRecord], grounding_queries: Sequence[QueryRecord]
 ) -> _Section:
     """Per model, the fractions of triples the kg judge verified / refuted / left unknown."""
     coverage = grounding_coverage([*queries, *grounding_queries])
@@ -398,12 +404,12 @@ def _ekphrasis_section(runs: Sequence[Mapping[str, Any]]) -> _Section:
 
 
 def write_report(
-    queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryLike],
     out_dir: str | os.PathLike[str],
     *,
     distinct_paths: Sequence[Mapping[str, Any]] = (),
     distinct_summary: Sequence[Mapping[str, Any]] = (),
-    grounding_queries: Sequence[Mapping[str, Any]] = (),
+    grounding_queries: Sequence[QueryLike] = (),
     relation_records: Sequence[Mapping[str, Any]] = (),
     tig_clusters: Sequence[Mapping[str, Any]] = (),
     tig_anchors: Sequence[Mapping[str, Any]] = (),
@@ -419,7 +425,8 @@ def write_report(
 
     Parameters
     ----------
-    queries : scored queries (``queries.jsonl`` of ``creagraph score``).
+    queries : scored queries (``queries.jsonl`` of ``creagraph score``: records or their
+        JSON form, :class:`~creagraph.core.records.QueryRecord`).
     distinct_paths, distinct_summary : output of ``creagraph distinct`` (optional).
     grounding_queries : extra scored queries used only for grounding coverage (e.g. a
         kg-judge run on a subset); coverage uses every query, of ``queries`` and these, that
@@ -446,19 +453,21 @@ def write_report(
     """
     if not queries:
         raise ValueError("no scored queries to report on")
+    records = [QueryRecord.of(q) for q in queries]
+    grounding = [QueryRecord.of(q) for q in grounding_queries]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     table = leaderboard(
-        queries, distinct_summary, n_resamples=n_resamples, level=level, seed=seed
+        records, distinct_summary, n_resamples=n_resamples, level=level, seed=seed
     )
-    coverage = query_coverage(queries)
+    coverage = query_coverage(records)
     sections = {
-        "leaderboard": _leaderboard_section(queries, grounding_queries, table, coverage,
+        "leaderboard": _leaderboard_section(records, grounding, table, coverage,
                                             n_resamples=n_resamples, level=level, seed=seed),
-        "curves": _curves_section(queries),
+        "curves": _curves_section(records),
         "distinctiveness": _distinct_section(distinct_paths),
-        "relations": _relations_section(queries, relation_records),
-        "grounding": _grounding_section(queries, grounding_queries),
+        "relations": _relations_section(records, relation_records),
+        "grounding": _grounding_section(records, grounding),
         "cliches": _cliches_section(tig_clusters, tig_anchors, top_clusters),
         "ekphrasis": _ekphrasis_section(ekphrasis),
         "tig_novelty": _Section({"rows": repetition_rows(tig_novelty)}, []),

@@ -1,9 +1,10 @@
-"""The report's numbers: pure functions over plain records (dicts), no file access.
+"""The report's numbers: pure functions over plain records, no file access.
 
-Records are what the jobs write: ``queries.jsonl`` rows of ``creagraph score`` (``model``,
-``utility``, ``utility_curve``, ``triple_status``, ``rel_b``, ...), ``distinct_paths.jsonl``
-/ ``distinct_summary.csv`` rows of ``creagraph distinct`` and the cluster / anchor rows of
-``creagraph tig clusters|anchors``.
+Records are what the jobs write: ``queries.jsonl`` rows of ``creagraph score``, each read
+as a :class:`creagraph.core.records.QueryRecord` (a record or its JSON form is taken:
+``model``, ``utility``, ``utility_curve``, ``triple_status``, ``rel_b``, ...),
+``distinct_paths.jsonl`` / ``distinct_summary.csv`` rows of ``creagraph distinct`` and the
+cluster / anchor rows of ``creagraph tig clusters|anchors``.
 
 Confidence intervals are percentile bootstrap intervals over queries (a model's queries
 resampled with replacement, seeded; 2,000 resamples by default) [1]_.
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from creagraph.core.manifest import COMPARABILITY_COLUMNS, QuerySetTally, comparison_key
+from creagraph.core.records import ABSENT, READINGS, SUMMARY_IDENTITY, QueryLike, QueryRecord
 
 __all__ = [
     "GROUNDING_STATUSES",
@@ -76,11 +78,21 @@ def bootstrap_ci(
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
 
 
-def _by_model(queries: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    out: dict[str, list[Mapping[str, Any]]] = {}
+def _records(queries: Iterable[QueryLike]) -> list[QueryRecord]:
+    """The scored queries as records (:meth:`QueryRecord.of`)."""
+    return [QueryRecord.of(q) for q in queries]
+
+
+def _by_model(queries: Iterable[QueryRecord]) -> dict[str, list[QueryRecord]]:
+    out: dict[str, list[QueryRecord]] = {}
     for q in queries:
-        out.setdefault(str(q["model"]), []).append(q)
+        out.setdefault(str(q.model), []).append(q)
     return out
+
+
+def _ceiling(q: QueryRecord) -> Mapping[str, Any] | None:
+    """The query's ceiling record (``--ceiling``), ``None`` without one."""
+    return q.ceiling if q.ceiling is not ABSENT and isinstance(q.ceiling, Mapping) else None
 
 
 def _mean(values: Iterable[Any]) -> float | None:
@@ -89,7 +101,7 @@ def _mean(values: Iterable[Any]) -> float | None:
 
 
 def leaderboard(
-    queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryLike],
     distinct_summary: Sequence[Mapping[str, Any]] = (),
     *,
     n_resamples: int = 2000,
@@ -121,30 +133,29 @@ def leaderboard(
     ('m', 2.0, True)
     """
     nu = {str(row["model"]): row for row in distinct_summary}
+    records = _records(queries)
     query_sets = QuerySetTally()  # the rule of creagraph.core.manifest
-    for q in queries:
-        query_sets.add(q)
+    for q in records:
+        query_sets.add(q.to_dict())
     named = query_sets.resolve()
     table = []
-    for model, rows in _by_model(queries).items():
+    for model, rows in _by_model(records).items():
         entry: dict[str, Any] = {"comparison_group": 0, "model": model, "n_queries": len(rows)}
-        for name in ("judge", "mode", "creagraph_version"):  # what a ranking must share
-            entry[name] = "+".join(sorted({str(q.get(name) or "unknown") for q in rows}))
+        for name in SUMMARY_IDENTITY:  # what a ranking must share
+            entry[name] = "+".join(sorted({str(getattr(q, name) or "unknown") for q in rows}))
         entry.update(named[model])
         for gamma in ("0.7", "0.9"):
-            values = [q["utility"][gamma] for q in rows]
+            values = [q.utility[gamma] for q in rows]
             lo, hi = bootstrap_ci(values, n_resamples=n_resamples, level=level, seed=seed)
             entry[f"s_{gamma}"] = _mean(values)
             entry[f"s_{gamma}_ci_low"], entry[f"s_{gamma}_ci_high"] = lo, hi
-        for reading in ("strict", "lenient"):  # unknown triples as not factual / factual
-            entry[f"s_0.9_{reading}"] = _mean(
-                q.get(f"utility_{reading}", q["utility"])["0.9"] for q in rows
-            )
-        entry["decided_share"] = _mean(q.get("decided_share") for q in rows)
-        entry["max_quality"] = _mean(q.get("max_quality") for q in rows)
-        entry["mean_pairwise_distance"] = _mean(q.get("mean_pairwise_distance") for q in rows)
-        entry["n_kept"] = _mean(q.get("n_kept") for q in rows)
-        ceilings = [q["ceiling"] for q in rows if isinstance(q.get("ceiling"), Mapping)]
+        for reading in READINGS:  # unknown triples as not factual / factual
+            entry[f"s_0.9_{reading}"] = _mean(q.utility_under(reading)["0.9"] for q in rows)
+        entry["decided_share"] = _mean(q.decided_share for q in rows)
+        entry["max_quality"] = _mean(q.max_quality for q in rows)
+        entry["mean_pairwise_distance"] = _mean(q.mean_pairwise_distance for q in rows)
+        entry["n_kept"] = _mean(q.n_kept for q in rows)
+        ceilings = [c for c in map(_ceiling, rows) if c is not None]
         if ceilings:
             entry["ceiling_fraction_0.9"] = _mean(
                 (c.get("fraction") or {}).get("0.9") for c in ceilings
@@ -234,14 +245,14 @@ def assign_tiers(table: list[dict[str, Any]], gamma: str = "0.9") -> list[dict[s
     return table
 
 
-def _query_key(q: Mapping[str, Any]) -> str:
-    key = q.get("query_key")
+def _query_key(q: QueryRecord) -> str:
+    key = q.query_key
     if isinstance(key, str) and key:
         return key
-    return f"index:{q.get('index')}"
+    return f"index:{q.index}"
 
 
-def query_coverage(queries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def query_coverage(queries: Iterable[QueryLike]) -> dict[str, Any]:
     """How many queries × models were scored, and which models were scored on different
     queries than the others (identified by query key: query_id, index or text).
 
@@ -259,8 +270,8 @@ def query_coverage(queries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     (3, 3, 1, False, {'c': {'missing': 1, 'extra': 1}})
     """
     sets: dict[str, set[str]] = {}
-    for q in queries:
-        sets.setdefault(str(q["model"]), set()).add(_query_key(q))
+    for q in _records(queries):
+        sets.setdefault(str(q.model), set()).add(_query_key(q))
     if not sets:
         return {"n_queries": 0, "n_models": 0, "common": 0, "same": True, "differs": {}}
     answered: dict[str, int] = {}
@@ -289,7 +300,7 @@ DECIDED_STATUSES = ("verified", "refuted")
 _KG_STATUSES = ("verified", "refuted", "absent", "unlinked", "unknown", "malformed")
 
 
-def kg_decided_share(queries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def kg_decided_share(queries: Iterable[QueryLike]) -> dict[str, float]:
     """Per model, the share of triples the knowledge-graph judge decided (verified or
     refuted) among those it judged, over queries scored by the kg or hybrid judge.
 
@@ -301,13 +312,13 @@ def kg_decided_share(queries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """
     decided: dict[str, int] = {}
     total: dict[str, int] = {}
-    for q in queries:
-        if q.get("judge") not in ("kg", "hybrid"):
+    for q in _records(queries):
+        if q.judge not in ("kg", "hybrid"):
             continue
-        status = q.get("triple_status") or {}
-        model = str(q["model"])
+        status = q.triple_status or {}
+        model = str(q.model)
         n = sum(int(v) for k, v in status.items() if k in _KG_STATUSES)
-        if q.get("judge") == "hybrid":  # triples the llm judged were undecided by the graph
+        if q.judge == "hybrid":  # triples the llm judged were undecided by the graph
             n += sum(int(v) for k, v in status.items() if k not in _KG_STATUSES)
         total[model] = total.get(model, 0) + n
         decided[model] = decided.get(model, 0) + sum(
@@ -316,22 +327,22 @@ def kg_decided_share(queries: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     return {m: decided[m] / total[m] for m in sorted(total) if total[m]}
 
 
-def judge_error_counts(queries: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+def judge_error_counts(queries: Iterable[QueryLike]) -> dict[str, dict[str, int]]:
     """Per model, triples whose LLM judge reply could not be read (``unparsed``) or whose
     request failed (``failed``); models without any are left out."""
     out: dict[str, dict[str, int]] = {}
-    for q in queries:
-        errors = q.get("judge_errors") or {}
+    for q in _records(queries):
+        errors = q.judge_errors or {}
         if not any(errors.get(k) for k in ("unparsed", "failed")):
             continue
-        mine = out.setdefault(str(q["model"]), {"unparsed": 0, "failed": 0})
+        mine = out.setdefault(str(q.model), {"unparsed": 0, "failed": 0})
         for k in ("unparsed", "failed"):
             mine[k] += int(errors.get(k, 0))
     return out
 
 
 def mean_curves(
-    queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryLike],
 ) -> dict[str, tuple[list[float], list[float]]]:
     """Model → (γ values, mean creative utility over the model's queries at each γ).
 
@@ -342,9 +353,9 @@ def mean_curves(
     {'m': ([0.0, 1.0], [2.0, 4.0])}
     """
     out: dict[str, tuple[list[float], list[float]]] = {}
-    for model, rows in sorted(_by_model(queries).items()):
-        gammas = sorted({g for q in rows for g in q.get("utility_curve") or {}}, key=float)
-        means = [_mean((q.get("utility_curve") or {}).get(g) for q in rows) for g in gammas]
+    for model, rows in sorted(_by_model(_records(queries)).items()):
+        gammas = sorted({g for q in rows for g in q.utility_curve or {}}, key=float)
+        means = [_mean((q.utility_curve or {}).get(g) for q in rows) for g in gammas]
         out[model] = (
             [float(g) for g, m in zip(gammas, means) if m is not None],
             [m for m in means if m is not None],
@@ -396,7 +407,7 @@ def source_relations(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str
 
 
 def relation_breakdown(
-    queries: Sequence[Mapping[str, Any]],
+    queries: Sequence[QueryLike],
     key: str = "query",
     relations: Mapping[str, Mapping[str, str]] | None = None,
     *,
@@ -427,32 +438,32 @@ def relation_breakdown(
     """
     if key not in ("query", "source"):
         raise ValueError(f"key must be 'query' or 'source', got {key!r}")
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for q in queries:
+    groups: dict[tuple[str, str], list[QueryRecord]] = {}
+    for q in _records(queries):
         if key == "query":
-            relation = q.get("rel_b")
+            relation = q.rel_b
             name = str(relation) if relation else None
         else:
-            found = (relations or {}).get(str(q.get("query")))
+            found = (relations or {}).get(str(q.query))
             name = f"{found['id']} {found['label']}" if found else None
             if found and found["label"] == found["id"]:
                 name = found["id"]
         if name is None:
             continue
-        groups.setdefault((name, str(q["model"])), []).append(q)
+        groups.setdefault((name, str(q.model)), []).append(q)
     return [
         {
             "relation": relation,
             "model": model,
             "n_queries": len(rows),
-            "mean_utility": _mean(q["utility"].get(gamma) for q in rows),
-            "mean_kept": _mean(q.get("n_kept") for q in rows),
+            "mean_utility": _mean(q.utility.get(gamma) for q in rows),
+            "mean_kept": _mean(q.n_kept for q in rows),
         }
         for (relation, model), rows in sorted(groups.items())
     ]
 
 
-def grounding_coverage(queries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def grounding_coverage(queries: Iterable[QueryLike]) -> list[dict[str, Any]]:
     """Per model, the fractions of triples the kg judge verified / refuted / left unknown,
     summed over the queries it judged (``triple_status`` of queries.jsonl).
 
@@ -468,11 +479,11 @@ def grounding_coverage(queries: Iterable[Mapping[str, Any]]) -> list[dict[str, A
     """
     counts: dict[str, dict[str, int]] = {}
     n_queries: dict[str, int] = {}
-    for q in queries:
-        status = q.get("triple_status") or {}
+    for q in _records(queries):
+        status = q.triple_status or {}
         if not any(s in status for s in GROUNDING_STATUSES):
             continue
-        model = str(q["model"])
+        model = str(q.model)
         mine = counts.setdefault(model, dict.fromkeys(GROUNDING_STATUSES, 0))
         for s in GROUNDING_STATUSES:
             mine[s] += int(status.get(s, 0))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,6 +30,7 @@ from creagraph.cliopts import (
     key_values,
 )
 from creagraph.core.io import InputError, dumps, iter_records
+from creagraph.core.records import SummaryRow
 from creagraph.scoring.api import SCORE_OUTPUTS, build_scorer, score_fingerprint, score_to_dir
 from creagraph.scoring.config import ENGINES, ScorerConfig
 
@@ -71,7 +72,9 @@ def _checked(config: ScorerConfig) -> ScorerConfig:
     return config
 
 
-def _engine(engine: Engine | None, scheduler: str | None, workers: int, address: str | None):
+def _engine(
+    engine: Engine | None, scheduler: str | None, workers: int, address: str | None
+) -> tuple[str, str | None]:
     """The engine and cluster address from ``--engine``, ``--workers``, ``--address`` and
     the deprecated ``--scheduler``; errors name the flags."""
     name = Engine(engine).value if engine is not None else None
@@ -93,13 +96,12 @@ def _engine(engine: Engine | None, scheduler: str | None, workers: int, address:
     return name, address
 
 
-def _fmt(row: dict, key: str) -> str:
+def _fmt(value: float | None) -> str:
     """A summary.csv mean with two decimals, ``-`` when empty."""
-    value = row.get(key)
-    return f"{float(value):.2f}" if value not in (None, "") else "-"
+    return f"{value:.2f}" if value is not None else "-"
 
 
-def _echo_summary(out: Path, counts: dict) -> None:
+def _echo_summary(out: Path, counts: dict[str, Any]) -> None:
     """Print what a scoring run did and each model's summary row."""
     typer.echo(
         f"scored {counts['scored']} queries (skipped {counts['skipped']} already scored); "
@@ -116,35 +118,35 @@ def _echo_summary(out: Path, counts: dict) -> None:
             from creagraph.core.llm import cost_line
 
             typer.echo(f"llm judge {cost_line(usage['cost'])}")
-    for row in iter_records(out / "summary.csv"):
+    for number, raw in enumerate(iter_records(out / "summary.csv"), start=2):
+        row = SummaryRow.from_dict(raw, f"{out / 'summary.csv'}: line {number}")
         extra = ""
-        if "ceiling_fraction_0.9_mean" in row:
+        if "ceiling_fraction_0.9" in row.columns:
             extra += (
-                f"  ceiling s0.7 {_fmt(row, 'ceiling_fraction_0.7_mean')} "
-                f"s0.9 {_fmt(row, 'ceiling_fraction_0.9_mean')}  "
-                f"graph recall {_fmt(row, 'graph_path_recall_mean')}"
+                f"  ceiling s0.7 {_fmt(row.mean('ceiling_fraction_0.7'))} "
+                f"s0.9 {_fmt(row.mean('ceiling_fraction_0.9'))}  "
+                f"graph recall {_fmt(row.mean('graph_path_recall'))}"
             )
-        bad = int(row.get("judge_unparsed") or 0), int(row.get("judge_failed") or 0)
-        if any(bad):
-            extra += f"  judge: {bad[0]} unparsed, {bad[1]} failed triples"
+        if row.judge_unparsed or row.judge_failed:
+            extra += f"  judge: {row.judge_unparsed} unparsed, {row.judge_failed} failed triples"
         typer.echo(
-            f"  {row['model']}: s0.7 {_fmt(row, 's_0.7_mean')}  s0.9 {_fmt(row, 's_0.9_mean')}  "
-            f"max σ {_fmt(row, 'max_quality_mean')}  "
-            f"d {_fmt(row, 'mean_pairwise_distance_mean')}  "
-            f"|U| {_fmt(row, 'n_kept_mean')}  ({row['n_queries']} queries"
+            f"  {row.model}: s0.7 {_fmt(row.mean('s_0.7'))}  s0.9 {_fmt(row.mean('s_0.9'))}  "
+            f"max σ {_fmt(row.mean('max_quality'))}  "
+            f"d {_fmt(row.mean('mean_pairwise_distance'))}  "
+            f"|U| {_fmt(row.mean('n_kept'))}  ({row.n_queries} queries"
             f"{_of_query_set(row)}){extra}"
         )
         typer.echo(
             f"    unknown triples as not factual / factual: s0.9 "
-            f"{_fmt(row, 's_0.9_strict_mean')} / {_fmt(row, 's_0.9_lenient_mean')}  "
-            f"decided {_fmt(row, 'decided_share_mean')}"
+            f"{_fmt(row.mean('s_0.9_strict'))} / {_fmt(row.mean('s_0.9_lenient'))}  "
+            f"decided {_fmt(row.mean('decided_share'))}"
         )
 
 
-def _of_query_set(row: dict) -> str:
+def _of_query_set(row: SummaryRow) -> str:
     """" of N in query set D": the coverage of the set the model is compared on."""
-    size = f" of {row['query_set_size']}" if row.get("query_set_size") else ""
-    return f"{size} in query set {row['query_set']}" if row.get("query_set") else ""
+    named, size = row.query_set.get("query_set"), row.query_set.get("query_set_size")
+    return (f" of {size}" if size else "") + f" in query set {named}" if named else ""
 
 
 # Long only for its option declarations (typer's Annotated parameters); the body is short.

@@ -50,9 +50,9 @@ import statistics
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,17 +69,29 @@ from creagraph.core.io import (
 from creagraph.core.manifest import QuerySetTally, declared_query_set
 from creagraph.core.metrics import (
     UtilityMode,
-    path_set_distances,
     path_strength,
     path_string,
     quality_from_strength,
-    utilities_from_order,
+    set_utilities,
 )
 from creagraph.core.progress import progress_bar
+from creagraph.core.records import (
+    ABSENT,
+    CEILING_COLUMNS,
+    READINGS,
+    SUMMARY_COLUMNS,
+    SUMMARY_IDENTITY,
+    PathRecord,
+    QueryRecord,
+    Reading,
+    ReadingResult,
+    SummaryRow,
+    parse_query_ids,
+)
 from creagraph.scoring.inputs import AnswerRow, record_query_key
 from creagraph.scoring.judges import Judge, StoredJudge, TripleJudgment, judge_errors
-from creagraph.scoring.parse import ParseResult, parse_answer
-from creagraph.scoring.validity import check_validity, check_validity_published
+from creagraph.scoring.parse import ParsedPath, ParseResult, parse_answer
+from creagraph.scoring.validity import Validity, check_validity, check_validity_published
 
 if TYPE_CHECKING:
     from creagraph.core.embeddings import Embedder
@@ -97,10 +109,6 @@ __all__ = [
     "gamma_key",
 ]
 
-#: How a triple the judge leaves unknown is read (SPEC §3.4; the values of
-#: :class:`creagraph.scoring.config.UnknownReading`).
-Reading = Literal["strict", "lenient"]
-
 REPORTED_GAMMAS = (0.7, 0.9)
 #: Paths scored per answer by default (``creagraph score --max-paths``); the rest of an
 #: answer's paths are dropped and the query record says so. Scoring memory is O(n·d) in
@@ -110,59 +118,11 @@ CURVE_GAMMAS = tuple(round(0.1 * i, 1) for i in range(11))
 
 
 def query_ids(row: AnswerRow) -> dict[str, Any] | None:
-    """The query's start/relation/target ids, from generated-query fields or the published
-    source path (``triple1`` holds the start entity, the last ``tripleN`` the target).
-
-    The source path, when the row has one, is given in the oracle's form
-    (``subject``/``property``/``object`` ids, with labels): generated queries carry it as
-    ``source_path`` records, published rows as ``triple1``… id lists with
-    ``triple1_labels``… (their ``source_path`` field holds labels only).
-    """
-    extra = row.extra
-    triples = [extra.get(f"triple{i}") for i in range(1, 6)]
-    numbered = [
-        (t, extra.get(f"triple{i}_labels"))
-        for i, t in enumerate(triples, start=1)
-        if isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)
-    ]
-    source: list[dict[str, Any]] | None = None
-    generated = extra.get("source_path")
-    if (
-        isinstance(generated, list)
-        and generated
-        and all(
-            isinstance(t, dict) and {"subject", "property", "object"} <= t.keys() for t in generated
-        )
-    ):
-        source = generated
-    elif numbered:
-        source = []
-        for ids, labels in numbered:
-            record = {"subject": ids[0], "property": ids[1], "object": ids[2]}
-            if isinstance(labels, list) and len(labels) == 3:
-                record.update(
-                    subject_label=labels[0], property_label=labels[1], object_label=labels[2]
-                )
-            source.append(record)
-    out: dict[str, Any]
-    if all(extra.get(k) for k in ("entity_a_id", "rel_b_id", "entity_b_id")):
-        out = {
-            k: extra[k]
-            for k in ("entity_a_id", "rel_b_id", "entity_b_id", "query_id")
-            if k in extra
-        }
-    elif numbered:
-        out = {
-            "entity_a_id": numbered[0][0][0],
-            "rel_b_id": numbered[-1][0][1],
-            "entity_b_id": numbered[-1][0][2],
-        }
-    else:
-        return None
-    out.setdefault("query_id", row.query_key)
-    if source is not None:
-        out["source_path"] = source
-    return out
+    """The query's start/relation/target ids and source path in the oracle's form
+    (:func:`creagraph.core.records.parse_query_ids` of the row's fields; its query id
+    defaults to the row's query key), or ``None`` when the row has none."""
+    ids = parse_query_ids(row.extra, row.query_key)
+    return None if ids is None else ids.to_dict()
 
 
 def _finite(x: float) -> float | None:
@@ -202,9 +162,6 @@ class ScoreResult:
 #: its utility per γ key and the grounded ids of its verified kept paths → the ceiling record.
 CeilingHook = Callable[[dict[str, Any], dict[str, float], list[Any]], dict[str, Any]]
 
-#: Readings of a triple the judge leaves unknown (SPEC §3.4), in the order they are computed.
-READINGS: tuple[Reading, ...] = ("strict", "lenient")
-
 
 @dataclass
 class _PathReading:
@@ -221,8 +178,8 @@ class _PathReading:
 class _AnswerTally:
     """What scoring one answer's paths gathers for its query record."""
 
-    kept: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in READINGS})
-    quality_of: dict[str, dict[int, float]] = field(
+    kept: dict[Reading, list[int]] = field(default_factory=lambda: {r: [] for r in READINGS})
+    quality_of: dict[Reading, dict[int, float]] = field(
         default_factory=lambda: {r: {} for r in READINGS}
     )
     texts: list[str | None] = field(default_factory=list)
@@ -293,7 +250,7 @@ class Scorer:
             self._aliases[mention] = tuple(names)
         return self._aliases[mention]
 
-    def _validity(self, row: AnswerRow, triples):
+    def _validity(self, row: AnswerRow, triples: Sequence[Sequence[str]]) -> Validity:
         if self.mode == "published":
             return check_validity_published(triples, row.entity_a, row.entity_b)
         same = self.relation_linker.same_property if self.relation_linker is not None else None
@@ -307,7 +264,9 @@ class Scorer:
             same_relation=same,
         )
 
-    def _published_stored(self, row: AnswerRow, i: int, n_triples: int):
+    def _published_stored(
+        self, row: AnswerRow, i: int, n_triples: int
+    ) -> tuple[list[Any], list[Any]] | None:
         """In published mode with the stored judge, the stored lists of path ``i`` when
         their length differs from the path's (else ``None``: the aligned judgments are
         used). The published code averages the factuality judgments it has and takes σ
@@ -321,12 +280,12 @@ class Scorer:
 
     def _readings(
         self, row: AnswerRow, i: int, n_triples: int, judgments: Sequence[TripleJudgment]
-    ) -> dict[str, _PathReading]:
+    ) -> dict[Reading, _PathReading]:
         """Path ``i`` under each reading of unknown triples (SPEC §3.4)."""
         sigmas = [j.specificity for j in judgments]
         flags = [j.factual for j in judgments]
         stored = self._published_stored(row, i, n_triples)
-        readings: dict[str, _PathReading] = {}
+        readings: dict[Reading, _PathReading] = {}
         for reading in READINGS:
             if stored is not None:  # SPEC §3.6 quirk e: average the judgments stored
                 stored_sigmas, stored_facts = stored
@@ -343,7 +302,9 @@ class Scorer:
             readings[reading] = _PathReading(fraction, factual, strength, quality)
         return readings
 
-    def _score_path(self, row: AnswerRow, i: int, path, tally: _AnswerTally) -> dict[str, Any]:
+    def _score_path(
+        self, row: AnswerRow, i: int, path: ParsedPath, tally: _AnswerTally
+    ) -> PathRecord:
         """Validate, judge and weigh path ``i`` of ``row``: its record, with what the query
         record needs added to ``tally``."""
         validity = self._validity(row, path.triples)
@@ -362,49 +323,45 @@ class Scorer:
             tally.kept_grounded.append(
                 [j.evidence["ids"] for j in judgments] if verified and judgments else None
             )
-        return {
-            "model": row.model,
-            "index": row.index,
-            "query_key": row.query_key,
-            "path_index": i,
-            "key": path.key,
-            "triples": path.as_lists(),
-            "parse_issues": path.issues,
-            "valid": validity.valid,
-            "validity_reasons": list(validity.reasons),
-            "path_string": text,
-            "judgments": [j.as_dict() for j in judgments],
-            "specificities": [j.specificity for j in judgments],
-            "strength": chosen.strength,
-            "factual_fraction": chosen.fraction,
-            "factual": chosen.factual,
-            "quality": chosen.quality,
-            "kept": validity.valid and chosen.factual,
-            "kept_strict": readings["strict"].factual and validity.valid,
-            "kept_lenient": readings["lenient"].factual and validity.valid,
-        }
+        return PathRecord(
+            model=row.model,
+            index=row.index,
+            query_key=row.query_key,
+            path_index=i,
+            key=path.key,
+            triples=path.as_lists(),
+            parse_issues=path.issues,
+            valid=validity.valid,
+            validity_reasons=list(validity.reasons),
+            path_string=text,
+            judgments=[j.as_dict() for j in judgments],
+            specificities=[j.specificity for j in judgments],
+            strength=chosen.strength,
+            factual_fraction=chosen.fraction,
+            factual=chosen.factual,
+            quality=chosen.quality,
+            kept=validity.valid and chosen.factual,
+            kept_strict=readings["strict"].factual and validity.valid,
+            kept_lenient=readings["lenient"].factual and validity.valid,
+        )
 
-    def _set_utilities(self, tally: _AnswerTally) -> dict[str, dict[str, Any]]:
-        """Per reading, the kept set's utilities, curve, qualities and distance statistics;
-        the paths either reading keeps are embedded once (the lenient set holds the strict
-        one)."""
+    def _set_utilities(self, tally: _AnswerTally) -> dict[Reading, ReadingResult]:
+        """Per reading, the kept set's utilities, curve, qualities and distance statistics
+        (:func:`creagraph.core.metrics.set_utilities`); the paths either reading keeps are
+        embedded once (the lenient set holds the strict one)."""
         union = sorted(set(tally.kept["strict"]) | set(tally.kept["lenient"]))
         texts = [tally.texts[i] for i in union]
         vectors = self.embedder.encode(texts) if union else np.zeros((0, 1))  # type: ignore[arg-type]
         position = {i: n for n, i in enumerate(union)}
-        results: dict[str, dict[str, Any]] = {}
+        gammas = (*REPORTED_GAMMAS, *CURVE_GAMMAS)
+        results: dict[Reading, ReadingResult] = {}
         for reading in READINGS:
             idx = [position[i] for i in tally.kept[reading]]
             quality = [tally.quality_of[reading][i] for i in tally.kept[reading]]
             sub = vectors[idx] if idx else np.zeros((0, vectors.shape[1] if union else 1))
-            stats = path_set_distances(quality, sub, self.mode)
-            order, mins = stats.order, stats.min_distances
-            results[reading] = {
-                "utility": utilities_from_order(quality, order, mins, REPORTED_GAMMAS, self.mode),
-                "curve": utilities_from_order(quality, order, mins, CURVE_GAMMAS, self.mode),
-                "quality": quality,
-                "stats": stats,
-            }
+            values, stats = set_utilities(quality, sub, gammas, self.mode)
+            reported = len(REPORTED_GAMMAS)
+            results[reading] = ReadingResult(values[:reported], values[reported:], quality, stats)
         return results
 
     def score(self, row: AnswerRow) -> ScoreResult:
@@ -427,65 +384,64 @@ class Scorer:
         query = self._query_record(row, parsed, path_records, tally, results, issues)
         if self.ceiling is not None:
             ids = query_ids(row)
-            query["ceiling"] = (
-                self.ceiling(ids, query["utility"], tally.kept_grounded)
-                if ids is not None
-                else None
+            query = replace(
+                query,
+                ceiling=(
+                    self.ceiling(ids, query.utility, tally.kept_grounded)
+                    if ids is not None
+                    else None
+                ),
             )
-        return ScoreResult(path_records, query)
+        return ScoreResult([p.to_dict() for p in path_records], query.to_dict())
 
     def _query_record(
         self,
         row: AnswerRow,
         parsed: ParseResult,
-        path_records: list[dict[str, Any]],
+        path_records: list[PathRecord],
         tally: _AnswerTally,
-        results: dict[str, dict[str, Any]],
+        results: dict[Reading, ReadingResult],
         issues: list[str],
-    ) -> dict[str, Any]:
+    ) -> QueryRecord:
         """The query record of a scored answer (without its ceiling)."""
         chosen = results[self.unknown]
-        stats = chosen["stats"]
-        return {
-            "index": row.index,
-            "query_key": row.query_key,
-            "model": row.model,
-            "query": row.query,
-            "entity_a": row.entity_a,
-            "entity_b": row.entity_b,
-            "rel_b": row.rel_b,
-            "mode": self.mode,
-            "judge": self.judge.name,
-            "unknown": self.unknown,
-            "creagraph_version": _VERSION,
-            "n_paths": len(path_records),
-            "n_valid": sum(1 for p in path_records if p["valid"]),
-            "n_kept": len(tally.kept[self.unknown]),
-            "n_kept_strict": len(tally.kept["strict"]),
-            "n_kept_lenient": len(tally.kept["lenient"]),
-            "parse_failures": parsed.failures,
-            "repairs": parsed.repairs,
-            "utility": _by_gamma(REPORTED_GAMMAS, chosen["utility"]),
-            "utility_strict": _by_gamma(REPORTED_GAMMAS, results["strict"]["utility"]),
-            "utility_lenient": _by_gamma(REPORTED_GAMMAS, results["lenient"]["utility"]),
-            "utility_curve": _by_gamma(CURVE_GAMMAS, chosen["curve"]),
-            "max_quality": max(chosen["quality"], default=0.0),
-            "mean_pairwise_distance": _finite(stats.mean_distance),
-            "mean_pairwise_raw_distance": _finite(stats.mean_raw_distance),
-            "triple_status": dict(sorted(tally.status_counts.items())),
-            "judge_errors": tally.error_counts,
-            "n_triples": tally.n_triples,
-            "decided_share": tally.n_decided / tally.n_triples if tally.n_triples else None,
-            "source": row.source,
-            "issues": issues,
-            # the query set the answer names (--query-set, run create), core/manifest.py
-            **_named_query_set(row),
-        }
-
-
-def _named_query_set(row: AnswerRow) -> dict[str, Any]:
-    named = declared_query_set(row.extra)
-    return {} if named is None else {"query_set": named[0], "query_set_size": named[1]}
+        stats = chosen.stats
+        named = declared_query_set(row.extra)  # --query-set, run create: core/manifest.py
+        return QueryRecord(
+            index=row.index,
+            query_key=row.query_key,
+            model=row.model,
+            query=row.query,
+            entity_a=row.entity_a,
+            entity_b=row.entity_b,
+            rel_b=row.rel_b,
+            mode=self.mode,
+            judge=self.judge.name,
+            unknown=self.unknown,
+            creagraph_version=_VERSION,
+            n_paths=len(path_records),
+            n_valid=sum(1 for p in path_records if p.valid),
+            n_kept=len(tally.kept[self.unknown]),
+            n_kept_strict=len(tally.kept["strict"]),
+            n_kept_lenient=len(tally.kept["lenient"]),
+            parse_failures=parsed.failures,
+            repairs=parsed.repairs,
+            utility=_by_gamma(REPORTED_GAMMAS, chosen.utility),
+            utility_strict=_by_gamma(REPORTED_GAMMAS, results["strict"].utility),
+            utility_lenient=_by_gamma(REPORTED_GAMMAS, results["lenient"].utility),
+            utility_curve=_by_gamma(CURVE_GAMMAS, chosen.curve),
+            max_quality=max(chosen.quality, default=0.0),
+            mean_pairwise_distance=_finite(stats.mean_distance),
+            mean_pairwise_raw_distance=_finite(stats.mean_raw_distance),
+            triple_status=dict(sorted(tally.status_counts.items())),
+            judge_errors=tally.error_counts,
+            n_triples=tally.n_triples,
+            decided_share=tally.n_decided / tally.n_triples if tally.n_triples else None,
+            source=row.source,
+            issues=issues,
+            query_set=ABSENT if named is None else named[0],
+            query_set_size=ABSENT if named is None else named[1],
+        )
 
 
 def _factual_fraction(flags: Sequence[float | None], reading: Reading) -> float:
@@ -528,27 +484,43 @@ def _moments(values: Sequence[float]) -> tuple[float | None, float | None]:
     return mean, statistics.stdev(values) if len(values) > 1 else 0.0
 
 
-_SUMMARY_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "s_0.7": lambda q: q["utility"]["0.7"],
-    "s_0.9": lambda q: q["utility"]["0.9"],
-    "max_quality": lambda q: q["max_quality"],
-    "mean_pairwise_distance": lambda q: q["mean_pairwise_distance"],
-    "mean_pairwise_raw_distance": lambda q: q["mean_pairwise_raw_distance"],
-    "n_kept": lambda q: q["n_kept"],
-    "n_paths": lambda q: q["n_paths"],
-    "s_0.7_strict": lambda q: q.get("utility_strict", q["utility"])["0.7"],
-    "s_0.9_strict": lambda q: q.get("utility_strict", q["utility"])["0.9"],
-    "s_0.7_lenient": lambda q: q.get("utility_lenient", q["utility"])["0.7"],
-    "s_0.9_lenient": lambda q: q.get("utility_lenient", q["utility"])["0.9"],
-    "decided_share": lambda q: q.get("decided_share"),
-}
+#: How each summary column (:data:`creagraph.core.records.SUMMARY_COLUMNS`) is read from
+#: a query record.
+_SUMMARY_COLUMNS: dict[str, Callable[[QueryRecord], Any]] = dict(
+    zip(
+        SUMMARY_COLUMNS,
+        (
+            lambda q: q.utility["0.7"],
+            lambda q: q.utility["0.9"],
+            lambda q: q.max_quality,
+            lambda q: q.mean_pairwise_distance,
+            lambda q: q.mean_pairwise_raw_distance,
+            lambda q: q.n_kept,
+            lambda q: q.n_paths,
+            lambda q: q.utility_under("strict")["0.7"],
+            lambda q: q.utility_under("strict")["0.9"],
+            lambda q: q.utility_under("lenient")["0.7"],
+            lambda q: q.utility_under("lenient")["0.9"],
+            lambda q: q.decided_share,
+        ),
+        strict=True,
+    )
+)
 
 
-_CEILING_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "ceiling_fraction_0.7": lambda c: (c.get("fraction") or {}).get("0.7"),
-    "ceiling_fraction_0.9": lambda c: (c.get("fraction") or {}).get("0.9"),
-    "graph_path_recall": lambda c: c.get("graph_path_recall"),
-}
+#: How each ceiling column (:data:`creagraph.core.records.CEILING_COLUMNS`) is read from a
+#: query record's ceiling.
+_CEILING_COLUMNS: dict[str, Callable[[dict[str, Any]], Any]] = dict(
+    zip(
+        CEILING_COLUMNS,
+        (
+            lambda c: (c.get("fraction") or {}).get("0.7"),
+            lambda c: (c.get("fraction") or {}).get("0.9"),
+            lambda c: c.get("graph_path_recall"),
+        ),
+        strict=True,
+    )
+)
 
 
 def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -576,13 +548,14 @@ def summarize(queries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     by_model: dict[str, _ModelColumns] = {}
     query_sets = QuerySetTally()  # what a comparison must share (issue 24): core/manifest.py
-    for q in queries:
-        by_model.setdefault(q["model"], _ModelColumns()).add(q)
+    for number, q in enumerate(queries, start=1):
+        record = QueryRecord.from_dict(q, f"query record {number}")
+        by_model.setdefault(record.model, _ModelColumns()).add(record)
         query_sets.add(q)
     has_ceiling = any(m.has_ceiling for m in by_model.values())
     named = query_sets.resolve()
     return [
-        {**by_model[model].row(model, has_ceiling), **named[str(model)]}
+        by_model[model].row(model, has_ceiling, named[str(model)]).to_dict()
         for model in sorted(by_model)
     ]
 
@@ -601,26 +574,27 @@ class _ModelColumns:
 
     n_queries: int = 0
     identity: dict[str, set[str]] = field(
-        default_factory=lambda: {k: set() for k in ("judge", "mode", "creagraph_version")}
+        default_factory=lambda: {k: set() for k in SUMMARY_IDENTITY}
     )
     judge_unparsed: int = 0
     judge_failed: int = 0
     has_ceiling: bool = False
     values: dict[str, array] = field(
-        default_factory=lambda: {n: array("d") for n in (*_SUMMARY_COLUMNS, *_CEILING_COLUMNS)}
+        default_factory=lambda: {n: array("d") for n in (*SUMMARY_COLUMNS, *CEILING_COLUMNS)}
     )
 
-    def add(self, q: dict[str, Any]) -> None:
+    def add(self, q: QueryRecord) -> None:
         self.n_queries += 1
         for name, seen in self.identity.items():
-            seen.add(str(q.get(name) or "unknown"))
-        errors = q.get("judge_errors") or {}
+            seen.add(str(getattr(q, name) or "unknown"))
+        errors = q.judge_errors or {}
         self.judge_unparsed += int(errors.get("unparsed", 0))
         self.judge_failed += int(errors.get("failed", 0))
         columns = [(name, get(q)) for name, get in _SUMMARY_COLUMNS.items()]
-        if q.get("ceiling"):
+        ceiling = q.ceiling if q.ceiling is not ABSENT else None
+        if ceiling:
             self.has_ceiling = True
-            columns += [(name, get(q["ceiling"])) for name, get in _CEILING_COLUMNS.items()]
+            columns += [(name, get(ceiling)) for name, get in _CEILING_COLUMNS.items()]
         for name, value in columns:
             number = _number(value)
             if number is not None:
@@ -628,23 +602,25 @@ class _ModelColumns:
             elif value is not None and name.startswith("s_"):
                 # dropped from the mean while n_queries counts it: a silently wrong mean
                 raise InputError(
-                    f"query {q.get('query_key', q.get('index'))!r} of model "
-                    f"{q.get('model')!r}: utility {name} is {value!r}, not a number (damaged "
+                    f"query {q.query_key if q.query_key is not None else q.index!r} of model "
+                    f"{q.model!r}: utility {name} is {value!r}, not a number (damaged "
                     "vectors or scores); the summary would leave it out of the mean while "
                     "counting the query. Re-score it (creagraph score --fresh)"
                 )
 
-    def row(self, model: str, ceiling: bool) -> dict[str, Any]:
+    def row(self, model: str, ceiling: bool, query_set: dict[str, Any]) -> SummaryRow:
         """The model's summary row (with the ceiling columns when ``ceiling``)."""
-        entry: dict[str, Any] = {"model": model, "n_queries": self.n_queries}
-        for name in (*_SUMMARY_COLUMNS, *(_CEILING_COLUMNS if ceiling else ())):
-            entry[f"{name}_mean"], entry[f"{name}_sd"] = _moments(self.values[name])
-        entry["judge_unparsed"] = self.judge_unparsed
-        entry["judge_failed"] = self.judge_failed
-        # what a comparison must share (issue 24): judge, mode, query set, version
-        for name, seen in self.identity.items():
-            entry[name] = "+".join(sorted(seen))
-        return entry
+        names = (*SUMMARY_COLUMNS, *(CEILING_COLUMNS if ceiling else ()))
+        return SummaryRow(
+            model=model,
+            n_queries=self.n_queries,
+            columns={name: _moments(self.values[name]) for name in names},
+            judge_unparsed=self.judge_unparsed,
+            judge_failed=self.judge_failed,
+            # what a comparison must share (issue 24): judge, mode, query set, version
+            identity={name: "+".join(sorted(seen)) for name, seen in self.identity.items()},
+            query_set=query_set,
+        )
 
 
 Runner = Callable[[Iterable[AnswerRow]], Iterator[ScoreResult]]

@@ -18,6 +18,7 @@ from creagraph.core.metrics import (
     mean_pairwise_distance,
     pairwise_distance_means,
     path_set_distances,
+    set_utilities,
     utilities_from_order,
     utility_curve,
 )
@@ -41,6 +42,23 @@ def _cases():
                          ("equal", np.full(len(v), 3.0)),
                          ("real", rng.uniform(0, 5, len(v)))]:
             yield f"{name}-{qname}", q, v
+
+
+@pytest.mark.parametrize(("name", "quality", "vectors"), list(_cases()))
+@pytest.mark.parametrize("mode", ["paper", "published"])
+def test_set_utilities_is_the_matrix_utility(name, quality, vectors, mode):
+    """The one utility path (scoring and the oracle ceiling, issue 30): bit for bit the
+    matrix formula for a set in one block (as the oracle's ≤ 256 paths are), to rounding
+    blockwise; an empty set scores the mode's empty-set utility."""
+    gammas = (0.0, 0.7, 0.9, 1.0)
+    expected = utility_curve(quality, distance_matrix(vectors, mode), gammas, mode)
+    got, stats = set_utilities(quality, vectors, gammas, mode)
+    assert got == expected
+    assert stats == path_set_distances(quality, vectors, mode)
+    blockwise, _ = set_utilities(quality, vectors, gammas, mode, block_elements=len(quality))
+    assert np.allclose(blockwise, expected, rtol=0, atol=1e-9)
+    empty, _ = set_utilities([], np.zeros((0, vectors.shape[1])), gammas, mode)
+    assert empty == [1.0 if mode == "published" else 0.0] * len(gammas)
 
 
 @pytest.mark.parametrize(("name", "quality", "vectors"), list(_cases()))

@@ -227,3 +227,24 @@ def test_page_escapes_every_input_text(tmp_path):
                  "<title>&lt;h1&gt;t&lt;/h1&gt;</title>"):
         assert text in page
     assert evil in html.unescape(page)  # quotes escaped too, as text
+
+
+def test_scored_files_are_the_records_json_form(scored):
+    """Every line ``creagraph score`` writes is a record's JSON form, keys in order: read
+    back through :mod:`creagraph.core.records` it is the same JSON; the report reads the
+    same numbers from a record as from its JSON form (issue 30)."""
+    from creagraph.core.records import PathRecord, QueryRecord, SummaryRow
+
+    for run in ("score", "score-kg"):
+        queries = read_jsonl(scored[run] / "queries.jsonl")
+        for q in queries:
+            assert json.dumps(QueryRecord.from_dict(q).to_dict()) == json.dumps(q)
+        for p in read_jsonl(scored[run] / "paths.jsonl"):
+            assert json.dumps(PathRecord.from_dict(p).to_dict()) == json.dumps(p)
+        for row in read_records(scored[run] / "summary.csv"):
+            summary = SummaryRow.from_dict(row)
+            assert summary.mean("s_0.9") == float(row["s_0.9_mean"])
+            assert summary.identity["judge"] == row["judge"]
+        records = [QueryRecord.from_dict(q) for q in queries]
+        assert leaderboard(records, n_resamples=50) == leaderboard(queries, n_resamples=50)
+        assert grounding_coverage(records) == grounding_coverage(queries)
