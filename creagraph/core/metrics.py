@@ -39,6 +39,7 @@ __all__ = [
     "mean_pairwise_distance",
     "UtilityMode",
     "UTILITY_MODES",
+    "utility_mode",
     "PathSetDistances",
     "path_set_distances",
     "pairwise_distance_means",
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 #: Which CREATE formulas: the paper's or the published code's (SPEC §3.5–3.6); the values
-#: of :class:`creagraph.scoring.config.Mode`.
+#: declared here once; :class:`creagraph.scoring.config.Mode` is built from them.
 UtilityMode = Literal["paper", "published"]
 #: The values of :data:`UtilityMode`, in the order they are listed.
 UTILITY_MODES: tuple[UtilityMode, ...] = get_args(UtilityMode)
@@ -57,8 +58,18 @@ UTILITY_MODES: tuple[UtilityMode, ...] = get_args(UtilityMode)
 
 def _check_mode(mode: str) -> None:
     """A :data:`UtilityMode`, else a ValueError naming the choices."""
-    if mode not in UTILITY_MODES:
-        raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+    utility_mode(mode)
+
+
+def utility_mode(mode: str) -> UtilityMode:
+    """``mode`` as a :data:`UtilityMode` (an enum member's value included), else a
+    ValueError naming the choices."""
+    for choice in UTILITY_MODES:
+        if mode == choice:
+            return choice
+    raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
+
+
 Triple = Sequence[str]
 
 

@@ -211,7 +211,7 @@ def paths(
     max_expansions: MaxExpansionsOpt = 5000,
     max_scored: MaxScoredOpt = 256,
     list_paths: ListPathsOpt = 20,
-    mode: ModeOpt = Mode.paper,
+    mode: ModeOpt = Mode("paper"),
 ) -> None:
     """Enumerate each query's graph paths and report strong paths and the ceiling utility."""
     from creagraph.core.outdir import check_output_file, claim_output_file, file_identity

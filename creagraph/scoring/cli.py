@@ -30,6 +30,7 @@ from creagraph.cliopts import (
     key_values,
 )
 from creagraph.core.io import InputError, dumps, iter_records
+from creagraph.core.metrics import utility_mode
 from creagraph.core.records import SummaryRow
 from creagraph.scoring.api import SCORE_OUTPUTS, build_scorer, score_fingerprint, score_to_dir
 from creagraph.scoring.config import ENGINES, ScorerConfig
@@ -159,7 +160,7 @@ def score(
         str | None, typer.Option(help="Model name (else from a column or file name).")
     ] = None,
     judge: JudgeOpt = "kg",
-    mode: ModeOpt = Mode.paper,
+    mode: ModeOpt = Mode("paper"),
     store: StoreOpt = None,
     endpoint: EndpointOpt = None,
     factuality_threshold: Annotated[
@@ -271,7 +272,7 @@ def score(
     config = _checked(
         ScorerConfig(
             judge=judge,
-            mode=Mode(mode).value,
+            mode=utility_mode(Mode(mode).value),
             # workers may not share the working directory
             store=str(store.resolve()) if store is not None else None,
             endpoint=endpoint,
@@ -314,7 +315,7 @@ def distinct(
     results: Annotated[list[Path], typer.Argument(help="Score output dirs or paths.jsonl files.")],
     out: OutOpt,
     min_quality: Annotated[float, typer.Option(help="Only paths with quality above this.")] = 3.0,
-    mode: ModeOpt = Mode.paper,
+    mode: ModeOpt = Mode("paper"),
     precision: PrecisionOpt = "fp32",
 ) -> None:
     """Distinctiveness ν of each model's paths against all other models' paths.
@@ -325,7 +326,11 @@ def distinct(
     from creagraph.scoring.distinct import distinct_to_dir
 
     summary = distinct_to_dir(
-        results, out, min_quality=min_quality, mode=Mode(mode).value, precision=precision
+        results,
+        out,
+        min_quality=min_quality,
+        mode=utility_mode(Mode(mode).value),
+        precision=precision,
     )
     for row in summary:
         typer.echo(
@@ -343,7 +348,7 @@ def distance(
             "triples or an already built path string."
         ),
     ],
-    mode: ModeOpt = Mode.paper,
+    mode: ModeOpt = Mode("paper"),
     precision: PrecisionOpt = "fp32",
 ) -> None:
     """Print raw (1 − cos) and transformed (g) distance between path pairs (SPEC §3.5).
@@ -353,7 +358,7 @@ def distance(
     """
     from creagraph.scoring.distinct import pair_distances
 
-    for record in pair_distances(pairs, mode=Mode(mode).value, precision=precision):
+    for record in pair_distances(pairs, mode=utility_mode(Mode(mode).value), precision=precision):
         typer.echo(dumps(record))
 
 

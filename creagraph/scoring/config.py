@@ -26,6 +26,8 @@ from enum import StrEnum
 from typing import Any
 
 from creagraph.core.io import InputError
+from creagraph.core.metrics import UTILITY_MODES
+from creagraph.core.records import READINGS
 from creagraph.core.registry import EMBEDDERS, Registry, is_target
 
 __all__ = [
@@ -40,12 +42,9 @@ __all__ = [
 ]
 
 
-class Mode(StrEnum):
-    """CREATE formulas: the paper's (default) or the published code's (SPEC §3.6); the
-    values of :data:`creagraph.core.metrics.UtilityMode`."""
-
-    paper = "paper"
-    published = "published"
+#: CREATE formulas: the paper's (default) or the published code's (SPEC §3.6); a member
+#: equals its name, derived from :data:`creagraph.core.metrics.UTILITY_MODES` (declared there).
+Mode = StrEnum("Mode", {name: name for name in UTILITY_MODES})  # type: ignore[misc]
 
 
 #: Who judges each triple's specificity and factuality (SPEC §3.4): the built-in judges by
@@ -78,12 +77,12 @@ class Engine(StrEnum):
     ray = "ray"
 
 
-class UnknownReading(StrEnum):
-    """Which reading of triples the judge leaves unknown fills ``utility`` (SPEC §3.4):
-    ``strict`` counts them as not factual, ``lenient`` as factual."""
-
-    strict = "strict"
-    lenient = "lenient"
+#: Which reading of triples the judge leaves unknown fills ``utility`` (SPEC §3.4):
+#: ``strict`` counts them as not factual, ``lenient`` as factual; derived from
+#: :data:`creagraph.core.records.READINGS` (declared there).
+UnknownReading = StrEnum(  # type: ignore[misc]
+    "UnknownReading", {name: name for name in READINGS}
+)
 
 
 #: The scoring engines' names, in the order the CLI lists them.
