@@ -74,8 +74,10 @@ LEFT = 1
 RIGHT = -1
 TIE = 0
 
+#: The tie policies as a type; their one list of values is :class:`Ties` (a test holds the two
+#: equal, since a ``Literal`` cannot be built from an enum).
 TiePolicy = Literal["exclude", "half", "davidson"]
-_TIE_POLICIES = ("exclude", "half", "davidson")
+_TIE_POLICIES = tuple(policy.value for policy in Ties)
 
 _LEFT_WORDS = {"left", "a", "x", "model_a", "first", "1"}
 _RIGHT_WORDS = {"right", "b", "y", "model_b", "second", "2", "-1"}

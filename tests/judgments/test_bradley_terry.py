@@ -292,3 +292,12 @@ def test_scores_invariant_to_swapping_sides(data, ties):
                                        [words[-o] for *_, o in comps], items=items), ties=ties)
     np.testing.assert_allclose(a.theta, b.theta, atol=1e-7)
     np.testing.assert_allclose(a.tie_half_win_rate, b.tie_half_win_rate)
+
+
+def test_tie_policy_type_follows_the_ties_choice() -> None:
+    from typing import get_args
+
+    from creagraph.judgments.choices import Ties
+    from creagraph.judgments.comparisons import _TIE_POLICIES, TiePolicy
+
+    assert get_args(TiePolicy) == _TIE_POLICIES == tuple(t.value for t in Ties)
