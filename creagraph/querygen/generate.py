@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from creagraph.core.graph import Category
+from creagraph.core.graph import Category, Edge, KnowledgeGraph
 from creagraph.core.io import atomic_write, dumps, write_jsonl
 from creagraph.core.progress import progress_bar
 from creagraph.core.records import make_query_id
@@ -218,7 +218,7 @@ def _relation_rng(seed: int, pid: str) -> np.random.Generator:
 
 
 def _candidates(
-    kg,
+    kg: KnowledgeGraph,
     relation: SourceRelation,
     categories: Sequence[Category],
     seed: int,
@@ -290,7 +290,7 @@ def _candidates(
         yield candidate
 
 
-def _share_a_type(kg, a: str, b: str) -> bool:
+def _share_a_type(kg: KnowledgeGraph, a: str, b: str) -> bool:
     """Whether the pair's P31 classes meet (an untyped member cannot be shown to, and
     its holder would be named "something")."""
     types_a = {e.object for e in kg.out_edges(a, "P31")}
@@ -301,7 +301,9 @@ def _share_a_type(kg, a: str, b: str) -> bool:
 HOLDER_TYPE_DEPTH = 3
 
 
-def _holder(kg, entity: str, holder_types: Sequence[HolderType], person_like: bool):
+def _holder(
+    kg: KnowledgeGraph, entity: str, holder_types: Sequence[HolderType], person_like: bool
+) -> tuple[str, str]:
     """The holder phrase of ``entity`` from its P31 classes, else from their P279 parents
     level by level (a "2009 film" class climbs to film), else the person/thing fallback."""
     known = {h.qid for h in holder_types}
@@ -318,11 +320,11 @@ def _holder(kg, entity: str, holder_types: Sequence[HolderType], person_like: bo
     return holder_phrase([], holder_types, person_like=person_like)
 
 
-def _is_human(kg, entity: str) -> bool:
+def _is_human(kg: KnowledgeGraph, entity: str) -> bool:
     return kg.has_triple(entity, "P31", "Q5")
 
 
-def _triple_record(edge, labels: Mapping[str, str]) -> dict[str, str | None]:
+def _triple_record(edge: Edge, labels: Mapping[str, str]) -> dict[str, str | None]:
     return {
         "subject": edge.subject,
         "subject_label": labels.get(edge.subject),
@@ -334,7 +336,7 @@ def _triple_record(edge, labels: Mapping[str, str]) -> dict[str, str | None]:
 
 
 def build_record(
-    kg,
+    kg: KnowledgeGraph,
     candidate: Candidate,
     *,
     phrasing: Mapping[str, Phrasing],
@@ -398,7 +400,7 @@ def build_record(
 
 # over 80 lines only for its NumPy docstring (30 lines); the body (~55 lines) is one pass
 def generate_queries(
-    kg,
+    kg: KnowledgeGraph,
     n: int,
     seed: int = 0,
     config: GenerationConfig | None = None,
@@ -513,7 +515,7 @@ def _selected_relations(
 
 
 def _relation_streams(
-    kg,
+    kg: KnowledgeGraph,
     relations: Sequence[SourceRelation],
     seed: int,
     config: GenerationConfig,
@@ -581,7 +583,7 @@ def _ignore_first(func: Callable[..., None], *args: Any) -> None:
     func(*args[:-1])
 
 
-def _property_counts(kg) -> dict[str, int]:
+def _property_counts(kg: KnowledgeGraph) -> dict[str, int]:
     """Statements per property, or ``{}`` where the backend cannot count them all (a
     remote endpoint that times out)."""
     getter = getattr(kg, "property_counts", None)
@@ -641,7 +643,12 @@ class EmptySelectionError(ValueError):
     """The selected relations give no query at all; the message says why."""
 
 
-def _why_empty(kg, relations, report: FilterReport, config: GenerationConfig) -> str:
+def _why_empty(
+    kg: KnowledgeGraph,
+    relations: Sequence[SourceRelation],
+    report: FilterReport,
+    config: GenerationConfig,
+) -> str:
     parts = []
     counts = kg.property_counts() if hasattr(kg, "property_counts") else None
     for rel in relations:
@@ -673,7 +680,7 @@ def write_queries(path: str | os.PathLike[str], records: Sequence[Mapping[str, A
 
 
 def generate_query_file(
-    kg,
+    kg: KnowledgeGraph,
     out: str | os.PathLike[str],
     n: int,
     seed: int = 0,

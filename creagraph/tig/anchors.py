@@ -20,6 +20,7 @@ or transform them into something unexpected?'
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -320,14 +321,14 @@ def anchor_from_dict(record: dict, where: str = "<record>") -> ChecklistAnchor:
     return ChecklistAnchor(**values)
 
 
-def write_anchors(path, anchors: Sequence[ChecklistAnchor]) -> int:
+def write_anchors(path: str | os.PathLike[str], anchors: Sequence[ChecklistAnchor]) -> int:
     """Write anchors as JSON Lines (atomically); returns the count."""
     from creagraph.core.io import write_jsonl
 
     return write_jsonl(path, (a.to_dict() for a in anchors))
 
 
-def read_anchors(path) -> list[ChecklistAnchor]:
+def read_anchors(path: str | os.PathLike[str]) -> list[ChecklistAnchor]:
     """Read anchors written by :func:`write_anchors` (file and line named on errors)."""
     from pathlib import Path
 
