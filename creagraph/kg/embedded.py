@@ -20,7 +20,10 @@ microseconds; reopening maps the arrays and opens SQLite, well under a second.
 array headers, dtypes and lengths against the counts, index bounds and the SQLite tables,
 and — for stores up to :data:`VERIFY_ON_OPEN_BYTES` (the slice store is ~40 MB) —
 the checksums; a truncated or garbled store is refused with an :class:`InputError`
-naming the file and how to re-import. :meth:`EmbeddedKG.verify` checksums a store of
+naming the file and how to re-import. A file version that already matched its checksum
+(same device, inode, size, modification and status-change times) is not hashed again on
+the next open: the cache folder remembers it (``store-checks.json``), and any change to the
+file makes it hashed again. :meth:`EmbeddedKG.verify` checksums a store of
 any size.
 
 This module is the read side (:class:`EmbeddedKG`); a store is written by
@@ -38,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from creagraph.core import settings
 from creagraph.core.graph import (
     Category,
     Edge,
@@ -65,8 +69,9 @@ from creagraph.kg.store import (
     _STORE_FILES,
     STORE_FORMAT,
     STORE_MARKER,
+    CHECKED_FILE,
     _damaged,
-    _file_digests,
+    _first_mismatch,
     _fuzzy_table,
     _interrupted_swap,
     _read_fuzzy,
@@ -134,7 +139,7 @@ class EmbeddedKG(NameSearch):
         )
         self._check_sizes()
         if self._total_bytes() <= VERIFY_ON_OPEN_BYTES and isinstance(self.meta.get("files"), dict):
-            self._check_digests()
+            self._check_digests(remembered=True)
         for name in _ARRAYS:
             setattr(self, f"_{name}", self._load_array(name))
         self._check_arrays()
@@ -176,13 +181,18 @@ class EmbeddedKG(NameSearch):
     def _total_bytes(self) -> int:
         return sum((self.store / name).stat().st_size for name in self._files)
 
-    def _check_digests(self) -> None:
-        files = self.meta["files"]
-        actual = _file_digests(self.store)
-        for name in self._files:
-            expected = files.get(name)
-            if not isinstance(expected, dict) or expected.get("sha256") != actual[name]["sha256"]:
-                raise _damaged(self.store, name, "checksum differs from the one the import wrote")
+    def _check_digests(self, *, remembered: bool = False) -> None:
+        """Compare every store file's SHA-256 with ``meta.json``'s record.
+
+        ``remembered`` (on open): a file whose exact version on disk (device, inode, size,
+        modification and status-change times) already matched is not read again — the
+        memo lives in the cache folder (:data:`~creagraph.kg.store.CHECKED_FILE`); any
+        change to a file makes it hashed again (issue 31).
+        """
+        memo = settings.cache_dir() / CHECKED_FILE if remembered else None
+        name = _first_mismatch(self.store, self._files, self.meta["files"], memo)
+        if name is not None:
+            raise _damaged(self.store, name, "checksum differs from the one the import wrote")
 
     def _load_array(self, name: str) -> np.ndarray:
         file = f"{name}.npy"
