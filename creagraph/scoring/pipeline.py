@@ -78,7 +78,7 @@ from creagraph.core.metrics import (
 from creagraph.core.progress import progress_bar
 from creagraph.scoring.inputs import AnswerRow, record_query_key
 from creagraph.scoring.judges import Judge, StoredJudge, TripleJudgment, judge_errors
-from creagraph.scoring.parse import ParseResult, parse_answer
+from creagraph.scoring.parse import ParseResult
 from creagraph.scoring.validity import check_validity, check_validity_published
 
 if TYPE_CHECKING:
@@ -409,7 +409,7 @@ class Scorer:
 
     def score(self, row: AnswerRow) -> ScoreResult:
         """Score one answer row: one record per parsed path and one for the query."""
-        parsed = parse_answer(row.answer)
+        parsed = row.parsed()  # once per row: prepare_run may have parsed it (issue 31)
         issues = list(getattr(row, "issues", ()))
         paths = parsed.paths
         if len(paths) > self.max_paths:
