@@ -107,6 +107,14 @@ OraclePrecisionOpt = Annotated[
         show_default=False,
     ),
 ]
+OracleThreadsOpt = Annotated[
+    int,
+    typer.Option(
+        "--threads",
+        help="Threads of the embedding model (1, as `score` uses: the fastest where cores are "
+        "shared; more can help on an idle many-core machine).",
+    ),
+]
 ListPathsOpt = Annotated[
     int,
     typer.Option("--list-paths", help="Best paths listed per query in the output (0: none)."),
@@ -220,9 +228,10 @@ def paths(
     list_paths: ListPathsOpt = 20,
     mode: ModeOpt = Mode.paper,
     precision: OraclePrecisionOpt = None,
+    threads: OracleThreadsOpt = 1,
 ) -> None:
     """Enumerate each query's graph paths and report strong paths and the ceiling utility."""
-    from creagraph.core.embeddings import check_precision
+    from creagraph.core.embeddings import check_precision, set_torch_threads
     from creagraph.core.outdir import check_output_file, claim_output_file, file_identity
     from creagraph.core.settings import value as settings_value
     from creagraph.querygen.oracle import (
@@ -241,6 +250,9 @@ def paths(
                 "max_scored": max_scored, "list_paths": list_paths, "mode": Mode(mode).value}
     chosen = check_precision(precision or settings_value("CREAGRAPH_PRECISION") or "fp32")
     settings["precision"] = chosen  # recorded beside the output
+    if threads < 1:
+        raise InputError(f"--threads must be at least 1, not {threads}")
+    set_torch_threads(threads)  # issue 31: torch's default pool oversubscribes shared cores
     with claim_output_file(out, "queries paths", inputs=[queries], fingerprint=settings):
         rows = write_oracle_records(
             kg, records, out, k=k, budget=budget, mode=Mode(mode).value, list_paths=list_paths,

@@ -79,3 +79,21 @@ def test_unknown_precision_is_refused(store_dir, queries, tmp_path, capsys):
     assert main([*args, "--precision", "fp16"]) == 2
     assert "--precision must be one of fp32, bf16" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_threads_give_the_same_output_and_bad_counts_are_refused(
+    store_dir, queries, tmp_path, capsys, monkeypatch
+):
+    """One thread (the default) and two give byte-identical fp32 output on this machine; the
+    vectors are computed afresh each time (separate caches)."""
+    outs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"t{threads}.jsonl"
+        args = ["queries", "paths", str(queries), "--store", str(store_dir), "--out", str(out)]
+        monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / f"cache-{threads}"))
+        assert main([*args, "--k", "2", "--threads", threads]) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    bad = ["queries", "paths", str(queries), "--store", str(store_dir), "--out", str(out)]
+    assert main([*bad, "--threads", "0"]) == 2
+    assert "--threads must be at least 1" in capsys.readouterr().err
