@@ -38,6 +38,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,7 +57,6 @@ from creagraph.core.graph import (
     check_qid,
 )
 from creagraph.core.io import InputError
-from creagraph.kg.build import ImportResult, import_dumps
 from creagraph.kg.common import id_number, inverse_labels
 from creagraph.kg.fuzzy import FuzzyIndex, length_window
 from creagraph.kg.store import (
@@ -78,6 +78,20 @@ from creagraph.kg.store import (
 )
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
+
+if TYPE_CHECKING:  # re-exported from the import side, loaded on first use (see __getattr__)
+    from creagraph.kg.build import ImportResult, import_dumps
+
+
+def __getattr__(name: str) -> Any:
+    """``ImportResult`` and ``import_dumps`` from :mod:`creagraph.kg.build`, imported when
+    first asked for: reading a store never loads the importer (its N-Triples parser and
+    property-vector code), issue 31."""
+    if name in ("ImportResult", "import_dumps"):
+        from creagraph.kg import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _INT64_MAX = 2**63 - 1
 #: Stores up to this many bytes are checksummed every time they are opened.
