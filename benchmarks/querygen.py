@@ -42,12 +42,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--oracle-queries", type=int, default=50)
     parser.add_argument("--scored-queries", type=int, default=10)
     parser.add_argument("--paths-queries", type=int, default=50)
+    parser.add_argument("--paths-cli", type=int, default=0, metavar="N",
+                        help="only time `creagraph queries paths` on N generated queries, cold "
+                        "and warm, fp32 (before and after) and bf16, each a fresh process")
+    parser.add_argument("--before-tree", type=Path, default=None,
+                        help="--paths-cli: a checkout of the baseline (git archive main "
+                        "creagraph wikidata | tar -x -C DIR)")
     args = parser.parse_args(argv)
 
     store = args.store or default_store_dir()
     if not (store / "meta.json").exists():
         print(f"importing {default_slice_path()} into {store} …")
         import_dumps([default_slice_path()], store, show_progress=False)
+    if args.paths_cli:
+        _paths_cli(store, args.paths_cli, args.seed, args.before_tree)
+        return
     kg = EmbeddedKG(store)
 
     records = _generation(kg, args.n, args.seed)
@@ -172,6 +181,74 @@ def _paths_throughput(kg, batch: list[dict], cache: Path) -> None:
         f"cold embedding cache {len(batch) / t_cold:.2f} queries/s, "
         f"warm {len(batch) / t_warm:.2f} queries/s"
     )
+
+
+def _paths_cli(store: Path, n: int, seed: int, before_tree: Path | None) -> None:
+    """Issue 31: ``creagraph queries paths`` as a user runs it — a fresh process (imports,
+    model load, graph, embedding, writing) — over ``n`` generated queries: cold (an empty
+    cache folder: every path string embedded) and then warm (the same folder), fp32 before
+    (``before_tree``) and after, bf16 after (when the processor has it). Prints wall and
+    CPU seconds per query against the target (≤ 3 s per query cold), the ratios, and
+    whether the fp32 outputs are byte-identical before and after, cold and warm."""
+    import resource
+    import subprocess
+    import sys
+
+    from creagraph.core.embeddings import bf16_support
+
+    def child_cpu() -> float:
+        use = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return use.ru_utime + use.ru_stime
+
+    here = str(Path(__file__).resolve().parents[1])
+    runs = [("before", "fp32"), ("after", "fp32")] if before_tree else [("after", "fp32")]
+    if bf16_support()[0]:
+        runs.append(("after", "bf16"))
+    trees = {"before": str(before_tree), "after": here}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        queries = work / "q.jsonl"
+        env = {**os.environ, "PYTHONPATH": here, "CREAGRAPH_CACHE_DIR": str(work / "gen")}
+        subprocess.run([sys.executable, "-m", "creagraph.cli", "queries", "generate", "--store",
+                        str(store), "--n", str(n), "--seed", str(seed), "--out", str(queries)],
+                       env=env, check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+
+        def run(tree: str, precision: str, state: str) -> tuple[float, float]:
+            env = {**os.environ, "PYTHONPATH": trees[tree], "CREAGRAPH_PROGRESS": "0",
+                   "CREAGRAPH_CACHE_DIR": str(work / f"cache-{tree}-{precision}")}  # fmt: skip
+            out = work / f"{tree}-{precision}-{state}.jsonl"
+            cmd = [sys.executable, "-m", "creagraph.cli", "queries", "paths", str(queries),
+                   "--store", str(store), "--out", str(out)]  # fmt: skip
+            if precision != "fp32":  # the baseline has no --precision option
+                env["CREAGRAPH_PRECISION"] = precision
+            cpu, start = child_cpu(), time.perf_counter()
+            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+            return time.perf_counter() - start, child_cpu() - cpu
+
+        print(f"queries paths, {n} queries (k = 3), fresh process each; "
+              f"load {os.getloadavg()[0]:.1f} at start")  # fmt: skip
+        got: dict[tuple[str, str, str], tuple[float, float]] = {}
+        for state in ("cold", "warm"):
+            for tree, precision in runs:
+                got[(tree, precision, state)] = wall, cpu = run(tree, precision, state)
+                print(f"  {tree:6} {precision} {state}: {wall:7.1f} s wall, {cpu:6.1f} CPU-s "
+                      f"→ {wall / n:5.2f} s, {cpu / n:5.2f} CPU-s per query "
+                      "(target cold ≤ 3 s)")  # fmt: skip
+        for state in ("cold", "warm"):
+            base = got[("after", "fp32", state)]
+            if ("before", "fp32", state) in got:
+                before = got[("before", "fp32", state)]
+                same = (work / f"before-fp32-{state}.jsonl").read_bytes() == (
+                    work / f"after-fp32-{state}.jsonl"
+                ).read_bytes()
+                print(f"  fp32 {state}: before/after ×{before[0] / base[0]:.2f} wall, "
+                      f"×{before[1] / base[1]:.2f} CPU; output byte-identical before/after: "
+                      f"{same}")  # fmt: skip
+            if ("after", "bf16", state) in got:
+                bf = got[("after", "bf16", state)]
+                print(f"  bf16/fp32 {state}: {bf[0] / base[0]:.2f}× wall, "
+                      f"{bf[1] / base[1]:.2f}× CPU")
+        print(f"  load {os.getloadavg()[0]:.1f} at end")
 
 
 def _without_model(kg, sample: list[dict]) -> None:

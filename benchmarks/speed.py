@@ -26,7 +26,8 @@ each "before" being a reference implementation of the old path timed in the same
 7. ``creagraph score`` of all 80 sample answers (issue 31), stored vs kg judge, each a
    fresh process: warm (median of ``--repeats``) and, with ``--cold``, the first run over
    empty caches; before (``--before-tree``) and after; targets kg/stored ≤ 1.2× warm,
-   ≤ 1.5× cold; and whether the output files are byte-identical before and after.
+   ≤ 1.5× cold; and whether the output files are byte-identical before and after, of the
+   first (cold) runs and of the last (warm) ones.
 """
 
 from __future__ import annotations
@@ -365,7 +366,12 @@ def cli_scoring(store: Path, before_tree: Path | None, repeats: int, cold: bool)
             return time.perf_counter() - start, _child_cpu() - cpu
 
         judges = ("stored", "kg")
-        first = {(tree, judge): run(tree, judge) for judge in judges for tree in trees}
+        first = {}
+        for judge in judges:
+            for tree in trees:
+                first[(tree, judge)] = run(tree, judge)
+                # the first run's outputs, compared before/after below as "cold"
+                shutil.copytree(work / f"out-{tree}-{judge}", work / f"cold-{tree}-{judge}")
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _ in range(repeats):
             for judge in judges:
@@ -389,13 +395,17 @@ def cli_scoring(store: Path, before_tree: Path | None, repeats: int, cold: bool)
             for judge in judges:
                 b = statistics.median(w for w, _ in times[("before", judge)])
                 a = statistics.median(w for w, _ in times[("after", judge)])
-                same = all(
-                    (work / f"out-before-{judge}" / name).read_bytes()
-                    == (work / f"out-after-{judge}" / name).read_bytes()
-                    for name in ("queries.jsonl", "paths.jsonl", "summary.csv")
-                )
+                same = {
+                    state: all(
+                        (work / f"{prefix}-before-{judge}" / name).read_bytes()
+                        == (work / f"{prefix}-after-{judge}" / name).read_bytes()
+                        for name in ("queries.jsonl", "paths.jsonl", "summary.csv")
+                    )
+                    for state, prefix in (("cold", "cold"), ("warm", "out"))
+                }
                 print(f"   {judge} warm: before/after ×{b / a:.2f}; queries.jsonl, paths.jsonl, "
-                      f"summary.csv byte-identical before/after: {same}")
+                      f"summary.csv byte-identical before/after: cold {same['cold']}, "
+                      f"warm {same['warm']}")
 
 
 def main() -> None:

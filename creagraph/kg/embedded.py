@@ -20,7 +20,10 @@ microseconds; reopening maps the arrays and opens SQLite, well under a second.
 array headers, dtypes and lengths against the counts, index bounds and the SQLite tables,
 and — for stores up to :data:`VERIFY_ON_OPEN_BYTES` (the slice store is ~40 MB) —
 the checksums; a truncated or garbled store is refused with an :class:`InputError`
-naming the file and how to re-import. :meth:`EmbeddedKG.verify` checksums a store of
+naming the file and how to re-import. A file version that already matched its checksum
+(same device, inode, size, modification and status-change times) is not hashed again on
+the next open: the cache folder remembers it (``store-checks.json``), and any change to the
+file makes it hashed again. :meth:`EmbeddedKG.verify` checksums a store of
 any size.
 
 This module is the read side (:class:`EmbeddedKG`); a store is written by
@@ -35,9 +38,11 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from creagraph.core import settings
 from creagraph.core.graph import (
     Category,
     Edge,
@@ -52,7 +57,6 @@ from creagraph.core.graph import (
     check_qid,
 )
 from creagraph.core.io import InputError
-from creagraph.kg.build import ImportResult, import_dumps
 from creagraph.kg.common import id_number, inverse_labels
 from creagraph.kg.fuzzy import FuzzyIndex, length_window
 from creagraph.kg.store import (
@@ -63,16 +67,31 @@ from creagraph.kg.store import (
     _OPTIONAL_FILES,
     _SQL_TABLES,
     _STORE_FILES,
+    CHECKED_FILE,
     STORE_FORMAT,
     STORE_MARKER,
     _damaged,
-    _file_digests,
+    _first_mismatch,
     _fuzzy_table,
     _interrupted_swap,
     _read_fuzzy,
 )
 
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
+
+if TYPE_CHECKING:  # re-exported from the import side, loaded on first use (see __getattr__)
+    from creagraph.kg.build import ImportResult, import_dumps
+
+
+def __getattr__(name: str) -> Any:
+    """``ImportResult`` and ``import_dumps`` from :mod:`creagraph.kg.build`, imported when
+    first asked for: reading a store never loads the importer (its N-Triples parser and
+    property-vector code), issue 31."""
+    if name in ("ImportResult", "import_dumps"):
+        from creagraph.kg import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _INT64_MAX = 2**63 - 1
 #: Stores up to this many bytes are checksummed every time they are opened.
@@ -134,7 +153,7 @@ class EmbeddedKG(NameSearch):
         )
         self._check_sizes()
         if self._total_bytes() <= VERIFY_ON_OPEN_BYTES and isinstance(self.meta.get("files"), dict):
-            self._check_digests()
+            self._check_digests(remembered=True)
         for name in _ARRAYS:
             setattr(self, f"_{name}", self._load_array(name))
         self._check_arrays()
@@ -176,13 +195,18 @@ class EmbeddedKG(NameSearch):
     def _total_bytes(self) -> int:
         return sum((self.store / name).stat().st_size for name in self._files)
 
-    def _check_digests(self) -> None:
-        files = self.meta["files"]
-        actual = _file_digests(self.store)
-        for name in self._files:
-            expected = files.get(name)
-            if not isinstance(expected, dict) or expected.get("sha256") != actual[name]["sha256"]:
-                raise _damaged(self.store, name, "checksum differs from the one the import wrote")
+    def _check_digests(self, *, remembered: bool = False) -> None:
+        """Compare every store file's SHA-256 with ``meta.json``'s record.
+
+        ``remembered`` (on open): a file whose exact version on disk (device, inode, size,
+        modification and status-change times) already matched is not read again — the
+        memo lives in the cache folder (:data:`~creagraph.kg.store.CHECKED_FILE`); any
+        change to a file makes it hashed again (issue 31).
+        """
+        memo = settings.cache_dir() / CHECKED_FILE if remembered else None
+        name = _first_mismatch(self.store, self._files, self.meta["files"], memo)
+        if name is not None:
+            raise _damaged(self.store, name, "checksum differs from the one the import wrote")
 
     def _load_array(self, name: str) -> np.ndarray:
         file = f"{name}.npy"

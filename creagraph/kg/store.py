@@ -8,7 +8,9 @@ Shared by :mod:`creagraph.kg.build` (which writes a store) and :mod:`creagraph.k
   import adds (``fuzzy.npz``, and any later one) goes in ``_OPTIONAL_FILES`` so that it is
   checksummed in ``meta.json`` and checked on open like the others.
 - *Integrity*: :func:`_file_digests` (sizes and SHA-256 recorded in ``meta.json``),
-  :func:`_damaged` (the error naming a damaged file), :func:`_store_marker`.
+  :func:`_first_mismatch` (the check on open, remembering in the cache folder which file
+  versions already matched, issue 31), :func:`_damaged` (the error naming a damaged file),
+  :func:`_store_marker`.
 - *Swap*: :func:`_check_replaceable`, :class:`_StoreLock`, :class:`_BuildLock`,
   :func:`_clean_stale_builds`, :func:`_replace_dir`, :func:`_interrupted_swap`.
 """
@@ -119,6 +121,82 @@ def _file_digest(path: Path) -> dict:
 def _file_digests(folder: Path) -> dict[str, dict]:
     names = _STORE_FILES + tuple(n for n in _OPTIONAL_FILES if (folder / n).exists())
     return {name: _file_digest(folder / name) for name in names}
+
+
+#: The file, in the cache folder, that remembers which store files matched their checksum.
+CHECKED_FILE = "store-checks.json"
+_CHECKED_FORMAT = 1
+#: Entries the memo keeps (the most recently checked), so that it stays small.
+_CHECKED_MAX = 512
+
+
+def _file_state(path: Path) -> list[int]:
+    """What identifies one version of a file on disk: device, inode, size, and the
+    modification and status-change times in nanoseconds. Any write, truncation,
+    replacement (a new inode), copy or ``touch`` changes it; the status-change time cannot
+    be set back by a program."""
+    info = path.stat()
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _read_checked(memo: Path) -> dict[str, Any]:
+    """The memo of files already checked (path -> state and digest); empty when it is
+    missing or unreadable (it only saves work that can be done again)."""
+    try:
+        data = json.loads(memo.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _CHECKED_FORMAT:
+        return {}
+    files = data.get("files")
+    return dict(files) if isinstance(files, dict) else {}
+
+
+def _write_checked(memo: Path, files: dict[str, Any]) -> None:
+    """Save the memo (temp file + rename); a folder that cannot be written is skipped."""
+    from creagraph.core.io import atomic_write
+
+    keep = dict(list(files.items())[-_CHECKED_MAX:])
+    try:
+        with atomic_write(memo) as handle:
+            json.dump({"format": _CHECKED_FORMAT, "files": keep}, handle, sort_keys=False)
+    except OSError:
+        pass  # the next open checksums again: slower, never wrong
+
+
+def _first_mismatch(
+    folder: Path, names: Sequence[str], expected: dict, memo: Path | None
+) -> str | None:
+    """The first of ``names`` whose SHA-256 differs from ``expected[name]["sha256"]``
+    (``meta.json``'s record), or ``None`` when all match.
+
+    A file is read and hashed unless ``memo`` (a JSON file in the cache folder) says that
+    this very version of it — the same :func:`_file_state` — already hashed to the digest
+    now expected: a file that changed in any way is hashed again, so the memo never
+    vouches for content it has not seen. The state is taken before hashing, so a file
+    written while it is read does not match next time. ``memo=None`` hashes every file.
+    """
+    checked = _read_checked(memo) if memo is not None else {}
+    changed = False
+    for name in names:
+        want = expected.get(name)
+        digest = want.get("sha256") if isinstance(want, dict) else None
+        if not isinstance(digest, str):
+            return name
+        path = folder / name
+        key = str(path.resolve())
+        state = _file_state(path)
+        entry = {"state": state, "sha256": digest}
+        if checked.get(key) == entry:
+            continue
+        if sha256_file(path) != digest:
+            return name
+        checked.pop(key, None)  # re-inserted last: the most recently checked are kept
+        checked[key] = entry
+        changed = True
+    if changed and memo is not None:
+        _write_checked(memo, checked)
+    return None
 
 
 def _damaged(store: Path, name: str, problem: str) -> InputError:

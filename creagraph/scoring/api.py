@@ -548,11 +548,14 @@ def score_to_dir(
     :func:`creagraph.scoring.pipeline.score_files`.
     """
     from creagraph.core.outdir import claim_output_dir
-    from creagraph.scoring.inputs import count_answers, iter_answers
+    from creagraph.scoring.inputs import AnswerFiles, count_answers
 
     if engine not in ENGINES:
         raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    rows = iter_answers(inputs, model)  # streamed: memory does not grow with the input
+    # streamed (memory does not grow with the input), or read once and kept for both
+    # passes of a local run when small (issue 31)
+    files = AnswerFiles(inputs, model)
+    rows: Iterable[AnswerRow] = files
     total = count_answers(inputs)
     named: dict[str, Any] = {}
     if query_set is not None:  # the set every model is compared on (issue 24)
@@ -577,7 +580,7 @@ def score_to_dir(
     started = time.time()
     with claim:
         counts = _run_engine(
-            rows, config, out, engine, workers, address, total, again=iter_answers(inputs, model)
+            rows, config, out, engine, workers, address, total, again=files
         )
         if isinstance(counts.get("llm_judge"), dict):  # its cost, from the user's prices
             from creagraph.core.llm import cost_estimate
@@ -635,8 +638,10 @@ def _run_engine(rows: Iterable[AnswerRow], config: ScorerConfig, out: Path, engi
                 again: Iterable[AnswerRow] | None = None) -> dict[str, Any]:
     """Score ``rows`` into ``out`` with the chosen engine (the directory is claimed).
 
-    ``again`` (local engine): the same rows once more, read first to embed every relation
-    phrase of the run in batches (:func:`creagraph.scoring.prepare.prepare_run`).
+    ``again`` (local engine): the same rows once more (an
+    :class:`~creagraph.scoring.inputs.AnswerFiles`, which keeps small inputs' rows for the
+    scoring pass), read first to embed every relation phrase of the run in batches
+    (:func:`creagraph.scoring.prepare.prepare_run`).
     """
     from creagraph.scoring.pipeline import score_files
 

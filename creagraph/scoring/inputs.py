@@ -33,11 +33,13 @@ from typing import Any
 from creagraph.core.extras import require
 from creagraph.core.io import InputError, iter_records
 from creagraph.core.text import normalize_loose, scrub_surrogates
+from creagraph.scoring.parse import ParseResult, parse_answer
 
 __all__ = [
     "AnswerRow",
     "read_answers",
     "iter_answers",
+    "AnswerFiles",
     "count_answers",
     "answer_rows",
     "query_key",
@@ -69,9 +71,22 @@ class AnswerRow:
     #: What was wrong with the row but repaired (recorded in its query record).
     issues: list[str] = field(default_factory=list, repr=False)
 
+    #: The answer as parsed by :meth:`parsed` (kept with the answer it was parsed from).
+    _parsed: tuple[Any, ParseResult] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     def __post_init__(self) -> None:
         if not self.query_key:
             self.query_key = query_key(self.extra or {"query": self.query, "index": self.index})
+
+    def parsed(self) -> ParseResult:
+        """The answer's paths (:func:`creagraph.scoring.parse.parse_answer`), parsed once
+        per row: a run's preparation (:func:`creagraph.scoring.prepare.prepare_run`) and
+        its scoring share the result (issue 31). A replaced ``answer`` is parsed anew."""
+        if self._parsed is None or self._parsed[0] is not self.answer:
+            self._parsed = (self.answer, parse_answer(self.answer))
+        return self._parsed[1]
 
     @property
     def key(self) -> tuple[str, str]:
@@ -212,6 +227,82 @@ def iter_answers(
     for raw_path in paths:
         path = Path(raw_path)
         yield from answer_rows(iter_records(path), model, source=str(path))
+
+
+#: Inputs up to this many bytes in all are read once per run and their rows kept for the
+#: second pass (:class:`AnswerFiles`); larger ones are streamed twice.
+KEEP_BYTES = 32 * 2**20
+
+
+class AnswerFiles:
+    """The answer rows of input files, for a run that goes over them twice: a preparation
+    pass (:meth:`read_keeping`), then scoring (iteration).
+
+    When the files are regular and total at most ``keep_bytes``, the preparation pass keeps
+    the rows it reads (with their parsed answers, :meth:`AnswerRow.parsed`) and the
+    scoring pass replays them: each file is read, decoded and parsed once (issue 31).
+    Otherwise — large inputs, a FIFO or pipe — every pass streams the files as
+    :func:`iter_answers` does (bounded memory). The rows, their order and their errors are
+    the same either way; a pass that stops early or fails keeps nothing.
+
+    Parameters
+    ----------
+    paths : sequence of path
+        The answer files, in order.
+    model : str, optional
+        The model name for every row (else read from each row or file name).
+    keep_bytes : int
+        The largest total input size whose rows are kept.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        model: str | None = None,
+        *,
+        keep_bytes: int = KEEP_BYTES,
+    ) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.model = model
+        self.keep_bytes = keep_bytes
+        self._kept: list[AnswerRow] | None = None
+
+    def _small(self) -> bool:
+        total = 0
+        for path in self.paths:
+            try:
+                info = path.stat()
+            except OSError:
+                return False  # read by iter_answers, which names the file
+            if not stat.S_ISREG(info.st_mode):
+                return False
+            total += info.st_size
+        return total <= self.keep_bytes
+
+    def read_keeping(self) -> Iterator[AnswerRow]:
+        """The rows, kept for the next iteration when the inputs are small (see above)."""
+        if self._kept is not None:
+            yield from self._kept
+            return
+        if not self._small():
+            yield from iter_answers(self.paths, self.model)
+            return
+        kept: list[AnswerRow] = []
+        for row in iter_answers(self.paths, self.model):
+            kept.append(row)
+            yield row
+        self._kept = kept  # read to the end without an error
+
+    def __iter__(self) -> Iterator[AnswerRow]:
+        """The rows: replayed when :meth:`read_keeping` kept them, else read."""
+        if self._kept is not None:
+            return iter(self._kept)
+        return iter_answers(self.paths, self.model)
+
+    @property
+    def kept(self) -> bool:
+        """Whether the rows are held in memory for the next pass."""
+        return self._kept is not None
 
 
 def answer_rows(

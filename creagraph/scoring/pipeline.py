@@ -90,7 +90,7 @@ from creagraph.core.records import (
 )
 from creagraph.scoring.inputs import AnswerRow, record_query_key
 from creagraph.scoring.judges import Judge, StoredJudge, TripleJudgment, judge_errors
-from creagraph.scoring.parse import ParsedPath, ParseResult, parse_answer
+from creagraph.scoring.parse import ParsedPath, ParseResult
 from creagraph.scoring.validity import Validity, check_validity, check_validity_published
 
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ class Scorer:
 
     def score(self, row: AnswerRow) -> ScoreResult:
         """Score one answer row: one record per parsed path and one for the query."""
-        parsed = parse_answer(row.answer)
+        parsed = row.parsed()  # once per row: prepare_run may have parsed it (issue 31)
         issues = list(getattr(row, "issues", ()))
         paths = parsed.paths
         if len(paths) > self.max_paths:
