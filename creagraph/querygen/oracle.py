@@ -89,11 +89,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from creagraph.core.graph import Edge, check_pid, check_qid
+from creagraph.core.graph import Edge, KnowledgeGraph, check_pid, check_qid
 from creagraph.core.io import InputError
 from creagraph.core.metrics import (
     path_quality,
@@ -105,6 +105,9 @@ from creagraph.core.metrics import (
 from creagraph.core.records import ABSENT, QUERY_ID_FIELDS, OracleRecord, require_query_ids
 from creagraph.querygen.catalogue import Phrasing, load_phrasing
 from creagraph.querygen.phrasing import relation_phrase
+
+if TYPE_CHECKING:
+    from creagraph.core.embeddings import Embedder
 
 __all__ = [
     "OracleBudget",
@@ -301,7 +304,7 @@ class GraphCache:
     neighbour lists held (the cache is emptied when it is reached).
     """
 
-    def __init__(self, kg, max_nodes: int = 100_000):
+    def __init__(self, kg: KnowledgeGraph, max_nodes: int = 100_000) -> None:
         self.kg = kg
         self.max_nodes = int(max_nodes)
         self._neighbours: dict[str, list[list[Any]]] = {}
@@ -383,13 +386,13 @@ class GraphCache:
         return self._inverse[pid]
 
 
-def _degree(kg, node: str) -> int | None:
+def _degree(kg: KnowledgeGraph, node: str) -> int | None:
     getter = getattr(kg, "degree", None)
     return int(getter(node)) if getter is not None else None
 
 
 def enumerate_paths(
-    kg,
+    kg: KnowledgeGraph,
     start: str,
     rel_b: str,
     target: str,
@@ -552,12 +555,12 @@ class _PathSearch:
 
 
 def oracle_paths(
-    kg,
+    kg: KnowledgeGraph,
     query: Mapping[str, Any],
     *,
     k: int = 3,
     budget: OracleBudget | None = None,
-    embedder=None,
+    embedder: Embedder | None = None,
     gammas: Sequence[float] = (0.7, 0.9),
     mode: str = "paper",
     strong_threshold: float = STRONG_THRESHOLD,
@@ -603,12 +606,12 @@ def oracle_paths(
 
 
 def oracle_paths_many(
-    kg,
+    kg: KnowledgeGraph,
     queries: Iterable[Mapping[str, Any]],
     *,
     k: int = 3,
     budget: OracleBudget | None = None,
-    embedder=None,
+    embedder: Embedder | None = None,
     gammas: Sequence[float] = (0.7, 0.9),
     mode: str = "paper",
     strong_threshold: float = STRONG_THRESHOLD,
@@ -673,7 +676,7 @@ class _Prepared:
 
 
 def _prepare(
-    kg,
+    kg: KnowledgeGraph,
     query: Mapping[str, Any],
     k: int,
     budget: OracleBudget,
@@ -791,7 +794,7 @@ def read_query_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def write_oracle_records(
-    kg,
+    kg: KnowledgeGraph,
     records: Sequence[Mapping[str, Any]],
     out: str | os.PathLike[str],
     *,
