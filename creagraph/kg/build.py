@@ -129,7 +129,7 @@ def import_dumps(
                 files, tmp, fingerprint, language=language, strict=strict,
                 show_progress=show_progress,
             )  # fmt: skip
-            add_property_vectors(tmp)  # issue 19: propvectors.npz, recorded in meta.json
+            add_property_vectors(tmp)  # only with CREAGRAPH_PROPERTY_VECTORS=import (issue 31)
             _replace_dir(tmp, target)
         except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
