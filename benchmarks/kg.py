@@ -122,14 +122,21 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
 
 def synthetic_dump(path: Path, lines: int, seed: int = 1) -> None:
     """A Wikidata-truthy-like dump: 75 % item statements over 2,000 properties, 12 % English
-    labels, 5 % aliases, 3 % descriptions, 5 % lines the import skips (other languages)."""
+    labels, 5 % aliases, 3 % descriptions, 5 % lines the import skips (other languages);
+    gzip-compressed (level 1) unless ``path`` ends in ``.nt``."""
     rng = random.Random(seed)
     n_items = max(lines // 8, 10)
     wd, wdt = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
     label = "http://www.w3.org/2000/01/rdf-schema#label"
     alias = "http://www.w3.org/2004/02/skos/core#altLabel"
     desc = "http://schema.org/description"
-    with gzip.open(path, "wt", compresslevel=1, encoding="utf-8") as handle:
+    plain = path.name.endswith(".nt")
+    opened = (
+        path.open("w", encoding="utf-8")
+        if plain
+        else gzip.open(path, "wt", compresslevel=1, encoding="utf-8")
+    )
+    with opened as handle:
         chunk = []
         for i in range(lines):
             q = rng.randrange(1, n_items)

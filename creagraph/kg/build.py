@@ -354,6 +354,7 @@ def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_pr
     "parse": ...}`` (the counts ``meta.json`` records, the parse report)."""
     parsed = _read_dumps(files, language=language, strict=strict, show_progress=show_progress)
     counts = _write_arrays(parsed, out)
+    parsed.kept = []  # the statements are written: not held through the text index's peak
     counts.update(_write_text_index(parsed, out))
     return {"counts": counts, "parse": parsed.parse.as_dict()}
 

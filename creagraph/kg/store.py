@@ -46,10 +46,13 @@ _FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) =
 
 def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Token-sorted loose names (shortest first, stable) and their (id, kind, text)."""
-    keyed = sorted(
-        ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
-    )
+    keyed = sorted(((_token_sorted(r[0]), r[1:]) for r in rows), key=lambda x: len(x[0]))
     return [k for k, _ in keyed], [i for _, i in keyed]
+
+
+def _token_sorted(name: str) -> str:
+    """``name``'s space-separated tokens in sorted order (a one-word name as it is)."""
+    return name if name.isalnum() else " ".join(sorted(name.split()))
 
 
 def _pack(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
