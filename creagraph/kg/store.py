@@ -46,8 +46,14 @@ _FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) =
 
 def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Token-sorted loose names (shortest first, stable) and their (id, kind, text)."""
-    keyed = sorted(((_token_sorted(r[0]), r[1:]) for r in rows), key=lambda x: len(x[0]))
-    return [k for k, _ in keyed], [i for _, i in keyed]
+    infos = []
+    keys = []
+    for r in rows:
+        keys.append(_token_sorted(r[0]))
+        infos.append(r[1:])
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    order = np.argsort(lengths, kind="stable").tolist()  # as sorted(key=len): ties in order
+    return [keys[i] for i in order], [infos[i] for i in order]
 
 
 def _token_sorted(name: str) -> str:
