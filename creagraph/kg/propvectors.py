@@ -84,13 +84,13 @@ def save_property_vectors(
 ) -> str | None:
     """Save vectors computed on first use into the store at ``store``, opened with the
     ``meta.json`` record ``opened``; ``None`` when saved (``opened`` then lists the file,
-    so that the open store reads it from now on), else why they were not (an import of this
-    store running, the store replaced or changed since it was opened, or a folder that
-    cannot be written)."""
+    so that the open store reads it from now on), else why they were not (the store's lock
+    held by an import or by another run saving them, the store replaced or changed since it
+    was opened, or a folder that cannot be written)."""
     try:
         lock = _StoreLock(store)
     except InputError:
-        return "an import into this store is running"
+        return "another process is writing the store: an import, or another run saving them"
     except OSError as exc:
         return f"its folder cannot be written: {exc.strerror or exc}"
     try:

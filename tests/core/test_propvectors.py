@@ -130,7 +130,7 @@ def test_a_store_being_imported_gets_nothing_saved_and_the_run_says_so(
     lock = os.open(tmp_path / ".store.import.lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running `kg import` holds it
     try:
-        with pytest.warns(UserWarning, match="not saved.*an import into this store is running"):
+        with pytest.warns(UserWarning, match="not saved.*another process is writing the store"):
             got = RelationLinker(kg, SentenceTransformerEmbedder())._name_vectors()
     finally:
         os.close(lock)
