@@ -572,8 +572,11 @@ def _parse_block(
     parsing refuses, leaves it as it was: :func:`_raise_strict` then locates the line)."""
     n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
     data = b"\n" + block + (b"" if block.endswith(b"\n") else b"\n")
-    rows: list = _FAST_STATEMENT.findall(data)
-    rest = _FAST_STATEMENT.sub(b"", data) if rows else data
+    # one pass of the regular expression: the text between statements, and their numbers
+    parts = _FAST_STATEMENT.split(data)
+    rest = b"".join(parts[0::4]) if len(parts) > 1 else data
+    fast = [parts[1::4], parts[2::4], parts[3::4]]  # subjects, properties, objects
+    rows: list[tuple[str, str, str]] = []
     lines: Sequence[str | None]
     try:
         lines = rest.decode("utf-8")[1:-1].split("\n")
@@ -595,11 +598,13 @@ def _parse_block(
         else:
             literals.append((item.id, item.kind, item.text))
     rep.lines += n_lines
-    rep.statements += len(rows)
+    rep.statements += len(fast[0]) + len(rows)
     rep.literals += len(literals)
     rep.skipped.update(skipped)
-    array = np.array(rows, dtype=np.int64) if rows else np.zeros((0, 3), dtype=np.int64)
-    return array.reshape(-1, 3), literals
+    array = np.array(fast, dtype=np.int64).T.reshape(-1, 3)
+    if rows:
+        array = np.concatenate([array, np.array(rows, dtype=np.int64).reshape(-1, 3)])
+    return array, literals
 
 
 def _decode(line: bytes) -> str | None:
