@@ -124,7 +124,7 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
         got["link, first use"] = child("link", work / "vec", work, after_tree, "1")
         got["link, saved file"] = child("link", work / "vec", work, after_tree, "1")
         for name, fig in got.items():
-            extra = f" ({fig['misses']} names embedded)" if "misses" in fig else ""
+            extra = f" ({fig['misses']} cache misses)" if "misses" in fig else ""
             print(f"  {name:18s} {fig['seconds']:6.2f} s wall, {fig['cpu_s']:6.2f} CPU-s (process, "
                   f"imports included), peak RSS {fig['rss_mb']:6.0f} MB{extra}")
         for name in trees:
@@ -140,7 +140,7 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
         first, cold = got["link, first use"], got["link, not saved"]
         print(f"  first use (embeds and saves) / a cold run's linking: "
               f"{first['cpu_s'] / cold['cpu_s']:.2f}× CPU; saved: {first['saved']}; the run "
-              f"after reads them: {got['link, saved file']['misses']} names embedded")
+              f"after reads them: {got['link, saved file']['misses']} cache misses")
         at_import = np.load(work / "atimp" / "propvectors.npz")
         lazily = np.load(work / "vec" / "propvectors.npz")
         same = all(at_import[k].tobytes() == lazily[k].tobytes() for k in at_import.files)
