@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/kg.py [--slice PATH] [--before-tree DIR]
 [--synthetic-lines N | --synthetic-sizes N1,N2,...] [--synthetic-no-bulk-load]
 [--synthetic-plain]
-[--skip lookups,import,synthetic]``. Prints:
+[--skip lookups,import,vectors,synthetic]``. Prints:
 
 - *import* (issue 31): ``kg import`` of the slice against pyoxigraph's ``Store.bulk_load`` of
   the same file, each in its own process (wall time and peak RSS), interleaved: before (a
@@ -103,7 +103,7 @@ def load() -> str:
     return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
 
 
-def import_figures(slice_path: Path, before_tree: Path | None) -> None:
+def import_figures(slice_path: Path, before_tree: Path | None, vectors: bool = True) -> None:
     after_tree = str(Path(__file__).resolve().parents[1])
     trees = {"after": after_tree}
     if before_tree is not None:
@@ -115,14 +115,8 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
         for name in trees:
             got[name] = child("import", slice_path, work / name, trees[name])
             got["bulk_load " + name] = child("bulk_load", slice_path, work / f"ox-{name}")
-        got["after, default"] = child("import", slice_path, work / "vec", after_tree, "1")
-        got["after, at import"] = child("import", slice_path, work / "atimp", after_tree,
-                                        "import")  # fmt: skip
-        # the first kg-judged run's linking on a cold cache: without saving (what a cold run
-        # pays anyway), then the first use that saves them, then a run reading them
-        got["link, not saved"] = child("link", work / "vec", work, after_tree, "0")
-        got["link, first use"] = child("link", work / "vec", work, after_tree, "1")
-        got["link, saved file"] = child("link", work / "vec", work, after_tree, "1")
+        if vectors:
+            vector_figures(slice_path, work, after_tree, got)
         for name, fig in got.items():
             extra = f" ({fig['misses']} cache misses)" if "misses" in fig else ""
             print(f"  {name:18s} {fig['seconds']:6.2f} s wall, {fig['cpu_s']:6.2f} CPU-s (process, "
@@ -133,21 +127,12 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
             print(f"  {name}: import/bulk_load time {fig['seconds'] / ox['seconds']:.2f}× "
                   f"({fig['cpu_s'] / ox['cpu_s']:.2f}× in CPU; target ≤ 1.0×), memory "
                   f"{fig['rss_mb'] / ox['rss_mb']:.2f}× (target ≤ 1.0×)")
-        for name in ("after, default", "after, at import"):
-            vec, fig = got[name], got["after"]
-            print(f"  {name} / without vectors: {vec['seconds'] / fig['seconds']:.2f}× wall, "
-                  f"{vec['cpu_s'] / fig['cpu_s']:.2f}× CPU (target ≤ 1.5×)")
-        first, cold = got["link, first use"], got["link, not saved"]
-        print(f"  first use (embeds and saves) / a cold run's linking: "
-              f"{first['cpu_s'] / cold['cpu_s']:.2f}× CPU; saved: {first['saved']}; the run "
-              f"after reads them: {got['link, saved file']['misses']} cache misses")
-        at_import = np.load(work / "atimp" / "propvectors.npz")
-        lazily = np.load(work / "vec" / "propvectors.npz")
-        same = all(at_import[k].tobytes() == lazily[k].tobytes() for k in at_import.files)
-        print(f"  vectors saved on first use byte-identical to those saved at import: {same}")
+        if vectors:
+            vector_ratios(work, got)
         if "before" in trees:
             b = got["before"]["seconds"] / got["after"]["seconds"]
-            print(f"  before/after ×{b:.2f}")
+            c = got["before"]["cpu_s"] / got["after"]["cpu_s"]
+            print(f"  before/after ×{b:.2f} wall, ×{c:.2f} CPU")
             files = {
                 name: json.loads((work / name / "meta.json").read_text())["files"]
                 for name in trees
@@ -155,6 +140,35 @@ def import_figures(slice_path: Path, before_tree: Path | None) -> None:
             same = files["before"] == files["after"]
             print(f"  store files byte-identical before/after (SHA-256 in meta.json): {same}")
         print(f"  ({load()} at end)")
+
+
+def vector_figures(slice_path: Path, work: Path, after_tree: str, got: dict) -> None:
+    """The import by default and with the vectors at import; relation linking's name vectors
+    on an empty cache: not saved, on first use (saved), and read from the saved file."""
+    got["after, default"] = child("import", slice_path, work / "vec", after_tree, "1")
+    got["after, at import"] = child("import", slice_path, work / "atimp", after_tree,
+                                    "import")  # fmt: skip
+    # the first kg-judged run's linking on a cold cache: without saving (what a cold run
+    # pays anyway), then the first use that saves them, then a run reading them
+    got["link, not saved"] = child("link", work / "vec", work, after_tree, "0")
+    got["link, first use"] = child("link", work / "vec", work, after_tree, "1")
+    got["link, saved file"] = child("link", work / "vec", work, after_tree, "1")
+
+
+def vector_ratios(work: Path, got: dict) -> None:
+    """Print what :func:`vector_figures` measured against the import without vectors."""
+    for name in ("after, default", "after, at import"):
+        vec, fig = got[name], got["after"]
+        print(f"  {name} / without vectors: {vec['seconds'] / fig['seconds']:.2f}× wall, "
+              f"{vec['cpu_s'] / fig['cpu_s']:.2f}× CPU (target ≤ 1.5×)")
+    first, cold = got["link, first use"], got["link, not saved"]
+    print(f"  first use (embeds and saves) / a cold run's linking: "
+          f"{first['cpu_s'] / cold['cpu_s']:.2f}× CPU; saved: {first['saved']}; the run "
+          f"after reads them: {got['link, saved file']['misses']} cache misses")
+    at_import = np.load(work / "atimp" / "propvectors.npz")
+    lazily = np.load(work / "vec" / "propvectors.npz")
+    same = all(at_import[k].tobytes() == lazily[k].tobytes() for k in at_import.files)
+    print(f"  vectors saved on first use byte-identical to those saved at import: {same}")
 
 
 def synthetic_dump(path: Path, lines: int, seed: int = 1) -> None:
@@ -233,11 +247,12 @@ def main() -> None:
                         help="time only the import on the synthetic dumps")
     parser.add_argument("--synthetic-plain", action="store_true",
                         help="synthetic dumps as plain .nt files (no gzip to write or read)")
-    parser.add_argument("--skip", default="", help="comma-separated: import,synthetic,lookups")
+    parser.add_argument("--skip", default="",
+                        help="comma-separated: import,vectors,synthetic,lookups")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     if "import" not in skip:
-        import_figures(args.slice, args.before_tree)
+        import_figures(args.slice, args.before_tree, "vectors" not in skip)
     if "synthetic" not in skip:
         sizes = [int(x) for x in args.synthetic_sizes.split(",") if x.strip()] or [
             args.synthetic_lines // 4, args.synthetic_lines]
