@@ -4,15 +4,17 @@ Relation linking (:class:`~creagraph.core.relations.RelationLinker`) compares ea
 phrase with every name of every property: labels, aliases, inverse phrasings and the
 phrasing rules (2,674 distinct texts for the Wikidata slice). Embedding those names is the
 largest fixed cost of a kg-judged run on a cold embedding cache (~5 s on two cores).
-They are therefore embedded once per store and saved in it (:data:`FILE_NAME`, recorded
-with its size and SHA-256 in ``meta.json``): by the first run that needs them
-(:func:`saved_name_vectors`, issue 31 — ``kg import`` stays as fast as without them), or at
-import when ``CREAGRAPH_PROPERTY_VECTORS=import``. ``CREAGRAPH_PROPERTY_VECTORS=0`` saves
-none. Saving on first use goes through the store writer that :mod:`creagraph.kg.propvectors`
-registers (:func:`register_store_writer`: the store's lock and files belong to the kg
-package, which core does not import): atomic, checksummed and under the store's lock; a
-store that cannot be written (read-only, or an import running) gets nothing saved, the
-vectors are used from memory for the run and a warning says so.
+They are therefore embedded once per store and saved in it (:data:`FILE_NAME`): by the
+first run that needs them (:func:`saved_name_vectors`, issue 31 — ``kg import`` stays as
+fast as without them; size and SHA-256 recorded in :data:`RECORD_NAME`, so that
+``meta.json``, the store's identity for the caches, stays as the import wrote it), or at
+import when ``CREAGRAPH_PROPERTY_VECTORS=import`` (recorded in ``meta.json``).
+``CREAGRAPH_PROPERTY_VECTORS=0`` saves none. Saving on first use goes through the store
+writer that :mod:`creagraph.kg.propvectors` registers (:func:`register_store_writer`: the
+store's lock and files belong to the kg package, which core does not import): atomic,
+checksummed and under the store's lock; a store that cannot be written (read-only, or an
+import running) gets nothing saved, the vectors are used from memory for the run and a
+warning says so.
 
 The saved vectors are *bit-identical* to the ones linking computes itself: they come from
 exactly the call a cold run makes — the same de-duplicated list of texts, in the same
@@ -44,7 +46,9 @@ from creagraph.core.io import InputError, atomic_write, sha256_file
 
 __all__ = [
     "FILE_NAME",
+    "RECORD_NAME",
     "FORMAT",
+    "first_use_record",
     "embedder_identity",
     "compute_property_vectors",
     "write_property_vectors",
@@ -56,6 +60,9 @@ __all__ = [
 
 #: File name of the saved vectors inside a store.
 FILE_NAME = "propvectors.npz"
+#: Size and SHA-256 of :data:`FILE_NAME` when a run saved it on first use (and the SHA-256 of
+#: the ``meta.json`` it was saved for); ``meta.json`` itself is left as the import wrote it.
+RECORD_NAME = "propvectors.json"
 #: Version of the file's layout.
 FORMAT = 1
 #: Packages whose versions can change the vectors' last bits.
@@ -206,16 +213,19 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
 
     ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), the saved
     identity differs from :func:`embedder_identity` of ``embedder``, or a text is missing
-    from the file. When ``meta.json`` does not list :data:`FILE_NAME` (the first run that
-    needs them, or a store imported before the file existed) and the embedder's identity is
-    known, the vectors are computed by the cold run's exact call and saved in the store
-    (see the module's notes; not with ``CREAGRAPH_PROPERTY_VECTORS=0``, which returns
-    ``None``).
+    from the file. The file is checked against the size and SHA-256 recorded for it: in
+    ``meta.json`` when the import wrote it, in :data:`RECORD_NAME` when the first run that
+    needed it did (a record that leaves ``meta.json`` — the store's identity for every cache
+    keyed on it — as the import wrote it: the vectors change no result). Without either
+    (the first run that needs them, or a store imported before the file existed) and with a
+    known embedder identity, the vectors are computed by the cold run's exact call and
+    saved in the store (see the module's notes; not with ``CREAGRAPH_PROPERTY_VECTORS=0``,
+    which returns ``None``).
 
     Raises
     ------
     InputError
-        When the listed file's size or SHA-256 differs from ``meta.json`` (a damaged store).
+        When the file's size or SHA-256 differs from its record (a damaged store).
     """
     store, meta = getattr(kg, "store", None), getattr(kg, "meta", None)
     files = meta.get("files") if isinstance(meta, dict) else None
@@ -224,19 +234,25 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     wanted = embedder_identity(embedder)
     if wanted is None:
         return None
-    if FILE_NAME not in files:
-        if save_mode() == "never":
-            return None
-        return _on_first_use(Path(store), meta, embedder, wanted, texts)
-    path = Path(store) / FILE_NAME
-    expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
+    folder = Path(store)
+    if FILE_NAME in files:
+        expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
+        where, fix = "meta.json", "re-import it with --force"
+    else:
+        expected = first_use_record(folder)
+        where, fix = RECORD_NAME, f"delete {FILE_NAME} and {RECORD_NAME} (saved again on first use)"
+        if expected is None:
+            if save_mode() == "never":
+                return None
+            return _on_first_use(folder, meta, embedder, wanted, texts)
+    path = folder / FILE_NAME
     if not path.is_file() or path.stat().st_size != expected.get("size"):
-        problem = "missing" if not path.is_file() else "size differs from meta.json"
-        raise InputError(f"{path}: {problem}; the store is damaged — re-import it with --force")
+        problem = "missing" if not path.is_file() else f"size differs from {where}"
+        raise InputError(f"{path}: {problem}; the store is damaged — {fix}")
     if sha256_file(path) != expected.get("sha256"):
         raise InputError(
-            f"{path}: checksum differs from the one the import wrote; the store is damaged — "
-            "re-import it with --force"
+            f"{path}: checksum differs from the one recorded in {where}; the store is "
+            f"damaged — {fix}"
         )
     saved_texts, vectors, identity = read_property_vectors(path)
     if identity != wanted:
@@ -245,6 +261,22 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     if any(t not in row for t in texts):
         return None
     return np.ascontiguousarray(vectors[[row[t] for t in texts]])
+
+
+def first_use_record(store: Path) -> dict[str, Any] | None:
+    """The size and SHA-256 of :data:`FILE_NAME` as the run that saved it on first use
+    recorded them in :data:`RECORD_NAME`, or ``None`` when there is no such record for the
+    store as it is now (none, unreadable, or made for another ``meta.json``: then the file
+    is computed and saved again)."""
+    try:
+        record = json.loads((store / RECORD_NAME).read_text(encoding="utf-8"))
+        meta_sha = sha256_file(store / "meta.json")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("meta_sha256") != meta_sha:
+        return None
+    found = record.get(FILE_NAME)
+    return found if isinstance(found, dict) else None
 
 
 def _on_first_use(

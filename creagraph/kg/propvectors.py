@@ -5,10 +5,11 @@ By default the vectors are saved by the first run that needs them: relation link
 exact call and hands them to :func:`save_property_vectors` (registered here as the store
 writer), so that ``kg import`` costs what it costs without them. Saving is safe: under the
 store's import lock (:class:`~creagraph.kg.store._StoreLock`), only into the store that was
-opened (``meta.json`` unchanged since), the file written atomically and then recorded with
-its size and SHA-256 in ``meta.json`` (replaced atomically), where opening the store checks
-it like every other file. A store that cannot be written gets nothing saved and the reason
-back.
+opened (``meta.json`` unchanged since), the file written atomically and then its size and
+SHA-256 in :data:`~creagraph.core.propvectors.RECORD_NAME` (atomically too), which linking
+checks before reading the file; ``meta.json`` — the store's identity for every cache and
+resumable run keyed on it — is not changed, since the vectors change no result. A store
+that cannot be written gets nothing saved and the reason back.
 
 With ``CREAGRAPH_PROPERTY_VECTORS=import``, :func:`add_property_vectors` embeds them at
 import instead (for a store that will be read-only). Without the embedding libraries
@@ -24,9 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from creagraph.core.io import InputError, atomic_write
+from creagraph.core.io import InputError, atomic_write, sha256_file
 from creagraph.core.propvectors import (
     FILE_NAME,
+    RECORD_NAME,
     compute_property_vectors,
     register_store_writer,
     save_mode,
@@ -63,10 +65,9 @@ def add_property_vectors(store: str | os.PathLike[str]) -> bool:
 
 
 def _write(folder: Path, meta: dict, texts: list[str], vectors: np.ndarray,
-           identity: dict) -> dict:  # fmt: skip
-    """Write the file, then ``meta`` with its digest (both atomically), and return that
-    ``meta``; a failure to write ``meta.json`` removes the file again (an unlisted file is
-    never read)."""
+           identity: dict) -> None:  # fmt: skip
+    """Write the file, then ``meta`` with its digest (both atomically): at import, into the
+    build folder; a failure to write ``meta.json`` removes the file again."""
     path = folder / FILE_NAME
     write_property_vectors(path, texts, vectors, identity)
     try:
@@ -76,17 +77,17 @@ def _write(folder: Path, meta: dict, texts: list[str], vectors: np.ndarray,
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    return meta
 
 
 def save_property_vectors(
     store: Path, opened: dict, texts: list[str], vectors: np.ndarray, identity: dict
 ) -> str | None:
     """Save vectors computed on first use into the store at ``store``, opened with the
-    ``meta.json`` record ``opened``; ``None`` when saved (``opened`` then lists the file,
-    so that the open store reads it from now on), else why they were not (the store's lock
-    held by an import or by another run saving them, the store replaced or changed since it
-    was opened, or a folder that cannot be written)."""
+    ``meta.json`` record ``opened``: the file, then its size and SHA-256 (and the SHA-256 of
+    ``meta.json``, left as it is) in :data:`~creagraph.core.propvectors.RECORD_NAME`, both
+    atomically. ``None`` when saved, else why they were not (the store's lock held by an
+    import or by another run saving them, the store replaced or changed since it was
+    opened, or a folder that cannot be written)."""
     try:
         lock = _StoreLock(store)
     except InputError:
@@ -100,7 +101,11 @@ def save_property_vectors(
             return f"its meta.json cannot be read again: {exc}"
         if meta != opened:
             return "the store changed since this run opened it"
-        opened["files"] = _write(store, meta, texts, vectors, identity)["files"]
+        path = store / FILE_NAME
+        write_property_vectors(path, texts, vectors, identity)
+        record = {FILE_NAME: _file_digest(path), "meta_sha256": sha256_file(store / "meta.json")}
+        with atomic_write(store / RECORD_NAME) as handle:
+            json.dump(record, handle, indent=1)
     except OSError as exc:
         return f"it cannot be written: {exc.strerror or exc}"
     finally:

@@ -29,6 +29,7 @@ import numpy as np
 
 from creagraph.core.io import InputError, sha256_file
 from creagraph.core.propvectors import FILE_NAME as _PROPVECTORS_FILE
+from creagraph.core.propvectors import RECORD_NAME as _PROPVECTORS_RECORD
 from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex
 
 __all__ = ["STORE_FORMAT", "STORE_MARKER"]
@@ -150,7 +151,10 @@ def _interrupted_swap(target: Path) -> Path | None:
 #: What ``meta.json`` of a store says it is (with ``format``): the store's own marker.
 STORE_MARKER = "creagraph-embedded-store"
 #: Every name a store directory may hold; a folder holding anything else is not replaced.
-_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {"meta.json"}
+_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {
+    "meta.json",
+    _PROPVECTORS_RECORD,  # written by the first run that saves the vectors (issue 31)
+}
 
 
 def _store_marker(folder: Path) -> dict | None:

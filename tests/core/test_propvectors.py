@@ -23,7 +23,12 @@ import pytest
 from creagraph.core import settings
 from creagraph.core.embeddings import CachedEmbedder, HashingEmbedder, SentenceTransformerEmbedder
 from creagraph.core.io import InputError
-from creagraph.core.propvectors import FILE_NAME, read_property_vectors, saved_name_vectors
+from creagraph.core.propvectors import (
+    FILE_NAME,
+    RECORD_NAME,
+    read_property_vectors,
+    saved_name_vectors,
+)
 from creagraph.core.relations import RelationLinker
 from creagraph.kg import EmbeddedKG, import_dumps
 from creagraph.scoring.grounding import EntityLinker, Grounder
@@ -54,7 +59,7 @@ def saved_store(small_store, tmp_path_factory) -> Path:
     kg = EmbeddedKG(store)
     RelationLinker(kg, SentenceTransformerEmbedder())._name_vectors()
     kg.close()
-    assert FILE_NAME in EmbeddedKG(store).meta["files"]
+    assert (store / FILE_NAME).is_file() and (store / RECORD_NAME).is_file()
     return store
 
 
@@ -62,8 +67,9 @@ def _without_vectors(store: Path, target: Path) -> Path:
     """A copy of ``store`` (hard links) as imported before the file existed."""
     shutil.copytree(store, target, copy_function=os.link)
     (target / FILE_NAME).unlink()
+    (target / RECORD_NAME).unlink(missing_ok=True)
     meta = json.loads((target / "meta.json").read_text())
-    del meta["files"][FILE_NAME]
+    meta["files"].pop(FILE_NAME, None)
     (target / "meta.json").unlink()  # a new file: the link's target is the store's own
     (target / "meta.json").write_text(json.dumps(meta))
     return target
@@ -95,10 +101,16 @@ def test_import_saves_none_and_the_first_run_saves_the_cold_runs_vectors(
     cached = first.lookup(texts)
     assert set(cached) == set(texts)
     assert all(np.array_equal(cached[t], cold.lookup([t])[t]) for t in texts[:50])
+    # meta.json, the store's identity for every cache keyed on it, is as the import wrote it
+    assert (store / "meta.json").read_bytes() == (small_store / "meta.json").read_bytes()
+    record = json.loads((store / RECORD_NAME).read_text())
+    assert record[FILE_NAME]["size"] == (store / FILE_NAME).stat().st_size
+    assert sorted(p.name for p in store.iterdir()) == sorted(
+        [p.name for p in small_store.iterdir()] + [FILE_NAME, RECORD_NAME]
+    )
     reopened = EmbeddedKG(store)
-    assert reopened.meta["files"][FILE_NAME]["size"] == (store / FILE_NAME).stat().st_size
-    assert FILE_NAME in reopened.verify()
-    assert kg.meta["files"] == reopened.meta["files"]  # the open store reads it from now on
+    reopened.verify()
+    assert np.array_equal(RelationLinker(kg, first)._name_vectors(), computed)  # same process
     saved = saved_name_vectors(reopened, first, texts)
     assert saved is not None and saved.flags["C_CONTIGUOUS"] and np.array_equal(saved, computed)
     # a later run, fresh cache: the file's vectors; the model is not asked
@@ -134,7 +146,8 @@ def test_a_store_being_imported_gets_nothing_saved_and_the_run_says_so(
             got = RelationLinker(kg, SentenceTransformerEmbedder())._name_vectors()
     finally:
         os.close(lock)
-    assert not (store / FILE_NAME).exists() and _meta_bytes(store) == before
+    assert not (store / FILE_NAME).exists() and not (store / RECORD_NAME).exists()
+    assert _meta_bytes(store) == before
     saved = RelationLinker(EmbeddedKG(saved_store), SentenceTransformerEmbedder())
     assert np.array_equal(got, saved._name_vectors())
     # a store re-imported since this run opened it: not written over
@@ -176,11 +189,9 @@ def test_verdicts_identical_with_and_without_the_file(store_dir, shared_dir, tmp
 
     first = tmp_path / "first"  # the slice store after its first linking run
     shutil.copytree(store_dir, first, copy_function=os.link)
-    if FILE_NAME not in EmbeddedKG(first).meta["files"]:
-        (first / "meta.json").unlink()  # written anew by the save: never the linked file
-        shutil.copy(store_dir / "meta.json", first / "meta.json")
+    if not (first / FILE_NAME).exists():  # (saved atomically: new files, not the links)
         RelationLinker(EmbeddedKG(first), SentenceTransformerEmbedder())._name_vectors()
-    assert FILE_NAME in EmbeddedKG(first).meta["files"]
+    assert (first / FILE_NAME).is_file()
     old = _without_vectors(first, tmp_path / "old")
     samples = sorted((shared_dir / "external/create-leaderboard/sample_outputs").glob("*.jsonl"))
     rows = read_answers(samples)[::7][:5]
@@ -228,22 +239,45 @@ def test_other_embedders_do_not_use_the_file(saved_store, tmp_path):
     assert not (old_store / FILE_NAME).exists() and _meta_bytes(saved_store) == before
     # a store from before the file existed gets it on first use (the default)
     assert saved_name_vectors(EmbeddedKG(old_store), model, texts) is not None
-    assert FILE_NAME in EmbeddedKG(old_store).meta["files"]
+    assert (old_store / FILE_NAME).is_file() and (old_store / RECORD_NAME).is_file()
+    # a record made for another meta.json (a store changed by hand) is not trusted: saved anew
+    record = json.loads((old_store / RECORD_NAME).read_text())
+    (old_store / RECORD_NAME).write_text(json.dumps({**record, "meta_sha256": "0" * 64}))
+    (old_store / FILE_NAME).write_bytes(b"stale")
+    assert saved_name_vectors(EmbeddedKG(old_store), model, texts) is not None
+    assert read_property_vectors(old_store / FILE_NAME)[0] == list(dict.fromkeys(texts))
+
+
+@pytest.fixture(scope="module")
+def at_import_store(small_dump, tmp_path_factory) -> Path:
+    """A store whose import saved the vectors (``CREAGRAPH_PROPERTY_VECTORS=import``)."""
+    store = tmp_path_factory.mktemp("propvectors-at-import") / "store"
+    with settings.overridden(CREAGRAPH_PROPERTY_VECTORS="import"):
+        import_dumps([small_dump], store, show_progress=False)
+    assert FILE_NAME in EmbeddedKG(store).meta["files"] and not (store / RECORD_NAME).exists()
+    return store
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    middle = len(data) // 2
+    path.write_bytes(data[:middle] if how == "truncated" else
+                     data[:middle] + b"\0" + data[middle + 1 :])  # fmt: skip
 
 
 @pytest.mark.parametrize("how", ["garbled", "truncated"])
-def test_a_damaged_file_is_refused_naming_it(saved_store, tmp_path, how, monkeypatch):
+def test_a_damaged_file_is_refused_naming_it(
+    at_import_store, saved_store, tmp_path, how, monkeypatch
+):
+    import creagraph.kg.embedded as embedded
+
+    # saved at import: checked on open like every store file listed in meta.json
     copy = tmp_path / "store"
-    shutil.copytree(saved_store, copy)
-    data = (copy / FILE_NAME).read_bytes()
-    middle = len(data) // 2
-    damaged = data[:middle] if how == "truncated" else data[:middle] + b"\0" + data[middle + 1 :]
-    (copy / FILE_NAME).write_bytes(damaged)
+    shutil.copytree(at_import_store, copy)
+    _damage(copy / FILE_NAME, how)
     with pytest.raises(InputError) as info:  # opening the store checks it (small store)
         EmbeddedKG(copy)
     assert str(copy / FILE_NAME) in str(info.value)
-    import creagraph.kg.embedded as embedded
-
     monkeypatch.setattr(embedded, "VERIFY_ON_OPEN_BYTES", 0)  # too big to hash on open
     if how == "truncated":
         with pytest.raises(InputError):
@@ -253,6 +287,14 @@ def test_a_damaged_file_is_refused_naming_it(saved_store, tmp_path, how, monkeyp
         with pytest.raises(InputError) as info:  # linking checks the file's digest
             RelationLinker(kg, SentenceTransformerEmbedder())._name_vectors()
         assert str(copy / FILE_NAME) in str(info.value) and "--force" in str(info.value)
+    # saved on first use: linking checks it against its record
+    lazy = tmp_path / "lazy"
+    shutil.copytree(saved_store, lazy)
+    _damage(lazy / FILE_NAME, how)
+    with pytest.raises(InputError) as info:
+        RelationLinker(EmbeddedKG(lazy), SentenceTransformerEmbedder())._name_vectors()
+    said = str(info.value)
+    assert str(lazy / FILE_NAME) in said and RECORD_NAME in said and "delete" in said
 
 
 def _import_in_subprocess(dump: Path, store: Path, prelude: str, env: dict) -> dict:
