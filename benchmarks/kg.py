@@ -73,8 +73,8 @@ elif kind == "link":  # relation linking's property-name vectors, empty embeddin
     cache = pathlib.Path(tempfile.mkdtemp()) / "cache.sqlite"
     embedder = CachedEmbedder(SentenceTransformerEmbedder(), cache)
     names = RelationLinker(kg, embedder)._name_vectors()
-    extra = {"names": len(names), "misses": embedder.misses, "saved": "propvectors.npz" in
-             EmbeddedKG(src).meta["files"]}
+    extra = {"names": len(names), "misses": embedder.misses,
+             "saved": (pathlib.Path(src) / "propvectors.npz").is_file()}
 else:
     from creagraph.kg import import_dumps
     res = import_dumps([src], dst, show_progress=False, force=True)
