@@ -248,6 +248,19 @@ def test_other_embedders_do_not_use_the_file(saved_store, tmp_path):
     assert read_property_vectors(old_store / FILE_NAME)[0] == list(dict.fromkeys(texts))
 
 
+def test_a_store_with_vectors_saved_on_first_use_is_replaced_by_a_new_import(
+    small_dump, saved_store, tmp_path
+):
+    store = tmp_path / "store"
+    shutil.copytree(saved_store, store)
+    import_dumps([small_dump], store, show_progress=False, force=True)  # not "foreign files"
+    assert not (store / FILE_NAME).exists() and not (store / RECORD_NAME).exists()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / RECORD_NAME).write_text("{}")  # alone: not a store, not replaced
+    with pytest.raises(InputError, match="not a creagraph store"):
+        import_dumps([small_dump], tmp_path / "other", show_progress=False)
+
+
 @pytest.fixture(scope="module")
 def at_import_store(small_dump, tmp_path_factory) -> Path:
     """A store whose import saved the vectors (``CREAGRAPH_PROPERTY_VECTORS=import``)."""
