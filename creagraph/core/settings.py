@@ -89,7 +89,8 @@ VARIABLES: tuple[Variable, ...] = (
              "how a SPARQL endpoint searches names: `auto`, `entitysearch`, `prefix`, `scan`"),
     Variable("CREAGRAPH_PRECISION", "fp32", "arithmetic of the default embedder (`bf16`)"),
     Variable("CREAGRAPH_PROPERTY_VECTORS", "1",
-             "`0`: `kg import` does not embed the property names"),
+             "property-name vectors saved in the store by the first run that needs them; "
+             "`import`: by `kg import`; `0`: never saved"),
     Variable("CREAGRAPH_GROUNDING_CACHE", "1", "`0`: scoring keeps no grounding-verdict cache"),
     Variable("CREAGRAPH_PROGRESS", "1", "`0`: no progress bars"),
     Variable("CREAGRAPH_DEBUG", "0", "`1`: an error also prints its traceback (`--debug`)"),

@@ -129,7 +129,7 @@ def import_dumps(
                 files, tmp, fingerprint, language=language, strict=strict,
                 show_progress=show_progress,
             )  # fmt: skip
-            add_property_vectors(tmp)  # issue 19: propvectors.npz, recorded in meta.json
+            add_property_vectors(tmp)  # only with CREAGRAPH_PROPERTY_VECTORS=import (issue 31)
             _replace_dir(tmp, target)
         except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -354,6 +354,7 @@ def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_pr
     "parse": ...}`` (the counts ``meta.json`` records, the parse report)."""
     parsed = _read_dumps(files, language=language, strict=strict, show_progress=show_progress)
     counts = _write_arrays(parsed, out)
+    parsed.kept = []  # the statements are written: not held through the text index's peak
     counts.update(_write_text_index(parsed, out))
     return {"counts": counts, "parse": parsed.parse.as_dict()}
 

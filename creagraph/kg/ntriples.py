@@ -288,15 +288,11 @@ def parse_dump(
     rep = report if report is not None else ParseReport()
     for lineno, line in _lines(path, on_read, max_line_bytes):
         rep.lines += 1
-        item = _parse_line(line, language, max_line_bytes)
+        try:
+            item = _kept(line, language, strict, max_line_bytes, rep.skipped)
+        except _Refused as refused:
+            raise refused.error(path, lineno) from refused.skip.cause
         if item is None:
-            continue
-        if isinstance(item, _Skip):
-            if strict and item.problem is not None:
-                if item.cause is None:
-                    raise InputError(f"{path}:{lineno}: {item.problem}")
-                raise InputError(f"{path}:{lineno}: {item.problem}") from item.cause
-            rep.skipped[item.reason] += 1
             continue
         if type(item) is Statement:
             rep.statements += 1
@@ -313,6 +309,34 @@ class _Skip(NamedTuple):
     reason: str
     problem: str | None = None
     cause: Exception | None = None
+
+
+class _Refused(Exception):
+    """A line strict parsing refuses (``skip.problem`` says why)."""
+
+    def __init__(self, skip: _Skip):
+        super().__init__(skip.problem)
+        self.skip = skip
+
+    def error(self, path: str | Path, lineno: int) -> InputError:
+        """The error naming file and line that the readers raise for it."""
+        return InputError(f"{path}:{lineno}: {self.skip.problem}")
+
+
+def _kept(
+    line: str | None | int, language: str, strict: bool, max_line_bytes: int, skipped: Counter
+) -> Statement | Literal_ | None:
+    """The per-line step both readers share: the statement or literal of one line as
+    :func:`_lines` gives it, or ``None`` for a line not kept (a blank line or comment, or a
+    skipped line, counted in ``skipped`` by reason); raises :class:`_Refused` for a line
+    that ``strict`` parsing refuses."""
+    item = _parse_line(line, language, max_line_bytes)
+    if item is None or not isinstance(item, _Skip):
+        return item
+    if strict and item.problem is not None:
+        raise _Refused(item)
+    skipped[item.reason] += 1
+    return None
 
 
 _MALFORMED = "malformed line"
@@ -490,10 +514,6 @@ def _skip_long_line(
             return length, b""
 
 
-class _StrictError(Exception):
-    """A line strict parsing refuses, found in a block: located by re-reading the block."""
-
-
 def parse_dump_blocks(
     path: str | Path,
     *,
@@ -530,16 +550,16 @@ def parse_dump_blocks(
     rep = report if report is not None else ParseReport()
     fast_literal = _fast_literal(language).fullmatch
     for lineno, block in _line_blocks(path, on_read, max_line_bytes):
-        if isinstance(block, int):
+        if isinstance(block, int):  # an over-long line: skipped or refused, never kept
             rep.lines += 1
-            skip = cast(_Skip, _parse_line(block, language, max_line_bytes))
-            if strict:
-                raise InputError(f"{path}:{lineno}: {skip.problem}")
-            rep.skipped[skip.reason] += 1
+            try:
+                _kept(block, language, strict, max_line_bytes, rep.skipped)
+            except _Refused as refused:
+                raise refused.error(path, lineno) from None
             continue
         try:
             yield _parse_block(block, language, strict, rep, fast_literal, max_line_bytes)
-        except _StrictError:
+        except _Refused:
             _raise_strict(path, lineno, block, language, max_line_bytes)
 
 
@@ -548,11 +568,15 @@ def _parse_block(
     max_line_bytes: int,
 ) -> tuple[np.ndarray, list[tuple[str, str, str]]]:  # fmt: skip
     """One block's statements and literals (see :func:`parse_dump_blocks`); counts into
-    ``rep`` only when the whole block is read (:class:`_StrictError` leaves it as it was)."""
+    ``rep`` only when the whole block is read (:class:`_Refused`, raised for a line strict
+    parsing refuses, leaves it as it was: :func:`_raise_strict` then locates the line)."""
     n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
     data = b"\n" + block + (b"" if block.endswith(b"\n") else b"\n")
-    rows: list = _FAST_STATEMENT.findall(data)
-    rest = _FAST_STATEMENT.sub(b"", data) if rows else data
+    # one pass of the regular expression: the text between statements, and their numbers
+    parts = _FAST_STATEMENT.split(data)
+    rest = b"".join(parts[0::4]) if len(parts) > 1 else data
+    fast = [parts[1::4], parts[2::4], parts[3::4]]  # subjects, properties, objects
+    rows: list[tuple[str, str, str]] = []
     lines: Sequence[str | None]
     try:
         lines = rest.decode("utf-8")[1:-1].split("\n")
@@ -566,23 +590,21 @@ def _parse_block(
         if match is not None:
             literals.append((match[1], kinds[match[2]], match[3]))
             continue
-        item = _parse_line(line, language, max_line_bytes)
+        item = _kept(line, language, strict, max_line_bytes, skipped)
         if item is None:
             continue
-        if isinstance(item, _Skip):
-            if strict and item.problem is not None:
-                raise _StrictError
-            skipped[item.reason] += 1
-        elif isinstance(item, Statement):
+        if isinstance(item, Statement):
             rows.append((item.subject[1:], item.property[1:], item.object[1:]))
         else:
             literals.append((item.id, item.kind, item.text))
     rep.lines += n_lines
-    rep.statements += len(rows)
+    rep.statements += len(fast[0]) + len(rows)
     rep.literals += len(literals)
     rep.skipped.update(skipped)
-    array = np.array(rows, dtype=np.int64) if rows else np.zeros((0, 3), dtype=np.int64)
-    return array.reshape(-1, 3), literals
+    array = np.array(fast, dtype=np.int64).T.reshape(-1, 3)
+    if rows:
+        array = np.concatenate([array, np.array(rows, dtype=np.int64).reshape(-1, 3)])
+    return array, literals
 
 
 def _decode(line: bytes) -> str | None:
@@ -598,9 +620,8 @@ def _raise_strict(
     """Raise, as :func:`parse_dump` does, the error of the first line of ``block`` (whose
     first line is line ``first`` of ``path``) that strict parsing refuses."""
     for lineno, raw in enumerate(block.split(b"\n"), start=first):
-        item = _parse_line(_decode(raw), language, max_line_bytes)
-        if isinstance(item, _Skip) and item.problem is not None:
-            if item.cause is None:
-                raise InputError(f"{path}:{lineno}: {item.problem}")
-            raise InputError(f"{path}:{lineno}: {item.problem}") from item.cause
+        try:
+            _kept(_decode(raw), language, True, max_line_bytes, Counter())
+        except _Refused as refused:
+            raise refused.error(path, lineno) from refused.skip.cause
     raise AssertionError("a block refused by strict parsing has no refused line")

@@ -31,6 +31,7 @@ import numpy as np
 
 from creagraph.core.io import InputError, sha256_file
 from creagraph.core.propvectors import FILE_NAME as _PROPVECTORS_FILE
+from creagraph.core.propvectors import RECORD_NAME as _PROPVECTORS_RECORD
 from creagraph.kg.fuzzy import FuzzyIndex, NgramIndex
 
 __all__ = ["STORE_FORMAT", "STORE_MARKER"]
@@ -48,10 +49,19 @@ _FUZZY_QUERY = "SELECT loose, id, kind, text FROM names WHERE substr(id, 1, 1) =
 
 def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Token-sorted loose names (shortest first, stable) and their (id, kind, text)."""
-    keyed = sorted(
-        ((" ".join(sorted(r[0].split())), r[1:]) for r in rows), key=lambda x: len(x[0])
-    )
-    return [k for k, _ in keyed], [i for _, i in keyed]
+    infos = []
+    keys = []
+    for r in rows:
+        keys.append(_token_sorted(r[0]))
+        infos.append(r[1:])
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    order = np.argsort(lengths, kind="stable").tolist()  # as sorted(key=len): ties in order
+    return [keys[i] for i in order], [infos[i] for i in order]
+
+
+def _token_sorted(name: str) -> str:
+    """``name``'s space-separated tokens in sorted order (a one-word name as it is)."""
+    return name if name.isalnum() else " ".join(sorted(name.split()))
 
 
 def _pack(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +229,10 @@ def _interrupted_swap(target: Path) -> Path | None:
 #: What ``meta.json`` of a store says it is (with ``format``): the store's own marker.
 STORE_MARKER = "creagraph-embedded-store"
 #: Every name a store directory may hold; a folder holding anything else is not replaced.
-_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {"meta.json"}
+_STORE_NAMES = frozenset(_STORE_FILES) | frozenset(_OPTIONAL_FILES) | {
+    "meta.json",
+    _PROPVECTORS_RECORD,  # written by the first run that saves the vectors (issue 31)
+}
 
 
 def _store_marker(folder: Path) -> dict | None:
