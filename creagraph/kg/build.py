@@ -25,6 +25,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -272,7 +273,9 @@ def _text_schema(conn: sqlite3.Connection) -> None:
 _COMPACT_EVERY = 1 << 16
 
 
-def _unique_rows(s: np.ndarray, p: np.ndarray, o: np.ndarray):
+def _unique_rows(
+    s: np.ndarray, p: np.ndarray, o: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``(s, p, o)`` rows, sorted by subject, property, object."""
     order = np.lexsort((o, p, s))
     s, p, o = s[order], p[order], o[order]
@@ -349,7 +352,9 @@ class _Parsed:
         return self.kept[0]
 
 
-def _build(files: list[Path], out: Path, *, language: str, strict: bool, show_progress: bool):
+def _build(
+    files: list[Path], out: Path, *, language: str, strict: bool, show_progress: bool
+) -> dict[str, Any]:
     """Write every store file but ``meta.json`` into ``out``; returns ``{"counts": ...,
     "parse": ...}`` (the counts ``meta.json`` records, the parse report)."""
     parsed = _read_dumps(files, language=language, strict=strict, show_progress=show_progress)

@@ -494,7 +494,9 @@ class EmbeddedKG(NameSearch):
         ]
 
     # -- edges -----------------------------------------------------------------------
-    def _row(self, indptr, props, node: int, prop: str | None) -> tuple[int, int]:
+    def _row(
+        self, indptr: np.ndarray, props: np.ndarray, node: int, prop: str | None
+    ) -> tuple[int, int]:
         a, b = int(indptr[node]), int(indptr[node + 1])
         if prop is None:
             return a, b

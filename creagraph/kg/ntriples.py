@@ -14,10 +14,10 @@ import io
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal, NamedTuple, cast
+from typing import IO, Any, Literal, NamedTuple, cast
 
 import numpy as np
 
@@ -163,14 +163,14 @@ def escape_literal(text: str) -> str:
 class _CountingReader(io.RawIOBase):
     """Counts compressed bytes read, for a progress bar over the file size."""
 
-    def __init__(self, raw: IO[bytes], on_read):
+    def __init__(self, raw: IO[bytes], on_read: OnRead) -> None:
         self._raw = raw
         self._on_read = on_read
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         data = self._raw.read(len(buffer))
         n = len(data)
         buffer[:n] = data
@@ -183,7 +183,7 @@ class _CountingReader(io.RawIOBase):
         super().close()
 
 
-def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:
+def _open_binary(path: str | Path, on_read: OnRead | None = None) -> IO[bytes]:
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
@@ -205,13 +205,16 @@ def _open_binary(path: str | Path, on_read=None) -> IO[bytes]:
 _STREAM_ERRORS = (EOFError, OSError, zlib.error, ValueError)
 
 
+#: Called with the number of raw bytes read (a progress bar over the file size).
+OnRead = Callable[[int], object]
+
 #: Longest line read (bytes). Wikidata truthy-dump lines are at most a few kilobytes; a
 #: longer one is malformed, and is never held in memory in full.
 MAX_LINE_BYTES = 1 << 20
 
 
 def _lines(
-    path: str | Path, on_read, max_line_bytes: int = MAX_LINE_BYTES
+    path: str | Path, on_read: OnRead | None, max_line_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[tuple[int, str | None | int]]:
     """``(line number, text)`` for each line; text is ``None`` for a line that is not UTF-8,
     and the line's length in bytes (an ``int``, at least ``max_line_bytes + 1``) for a line
@@ -263,7 +266,7 @@ def parse_dump(
     language: str = "en",
     strict: bool = True,
     report: ParseReport | None = None,
-    on_read=None,
+    on_read: OnRead | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[Statement | Literal_]:
     """Yield the statements and literals of one dump file, in file order.
@@ -462,7 +465,7 @@ def _read_block(handle: IO[bytes], size: int, path: str | Path, lineno: int) -> 
 
 
 def _line_blocks(
-    path: str | Path, on_read, max_line_bytes: int, block_bytes: int = _BLOCK_BYTES
+    path: str | Path, on_read: OnRead | None, max_line_bytes: int, block_bytes: int = _BLOCK_BYTES
 ) -> Iterator[tuple[int, bytes | int]]:
     """``(number of the first line, whole lines)`` for each stretch of the file read, the
     lines as bytes each ending in a newline (but the file's last line, when it has none); and
@@ -520,7 +523,7 @@ def parse_dump_blocks(
     language: str = "en",
     strict: bool = True,
     report: ParseReport | None = None,
-    on_read=None,
+    on_read: OnRead | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[np.ndarray, list[tuple[str, str, str]]]]:
     r"""What :func:`parse_dump` reads, a block of lines at a time: for each, the statements as
@@ -564,7 +567,8 @@ def parse_dump_blocks(
 
 
 def _parse_block(
-    block: bytes, language: str, strict: bool, rep: ParseReport, fast_literal,
+    block: bytes, language: str, strict: bool, rep: ParseReport,
+    fast_literal: Callable[[str], re.Match[str] | None],
     max_line_bytes: int,
 ) -> tuple[np.ndarray, list[tuple[str, str, str]]]:  # fmt: skip
     """One block's statements and literals (see :func:`parse_dump_blocks`); counts into

@@ -23,7 +23,7 @@ import re
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,9 @@ def _write_fuzzy_rows(rows_of: Callable[[str], Iterable[tuple]], path: Path) -> 
         np.savez(handle, **arrays)
 
 
-def _read_fuzzy(data, prefix: str) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
+def _read_fuzzy(
+    data: Mapping[str, np.ndarray], prefix: str
+) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
     """The name table and index :func:`_write_fuzzy` saved for ``prefix``."""
     keys = _unpack(data[f"{prefix}_keys"], data[f"{prefix}_keys_at"])
     ids = _unpack(data[f"{prefix}_ids"], data[f"{prefix}_ids_at"])
