@@ -1,6 +1,6 @@
 """A user's judge and embedder, named ``module:attr``, work from ``creagraph.score``, the
-CLI (``--judge``/``--judge-arg``/``--embedder``, and ``--config`` TOML) and the Dask
-workers, which re-create them from the name (issue 30, item 4)."""
+CLI (``--judge``/``--judge-arg``/``--embedder``, and ``--config`` TOML) and the Dask and
+Ray workers, which re-create them from the name (issue 30, item 4)."""
 
 from __future__ import annotations
 
@@ -125,14 +125,16 @@ def test_help_lists_the_builtin_choices(capsys):
 
 
 @pytest.mark.distributed
-def test_dask_workers_recreate_the_user_judge(user_judge, sample_files, tmp_path):
+@pytest.mark.parametrize("engine", ["dask", "ray"])
+def test_distributed_workers_recreate_the_user_judge(engine, user_judge, sample_files, tmp_path):
+    pytest.importorskip(engine)
     src = str(sample_files[1])
     args = ["score", src, "--model", "M", "--mode", "published", "--judge", user_judge,
             "--judge-arg", "min_specificity=4", "--embedder", "hashing"]
     assert main([*args, "--out", str(tmp_path / "local")]) == 0
-    assert main([*args, "--engine", "dask", "--workers", "2",
-                 "--out", str(tmp_path / "dask")]) == 0
-    local, remote = (read_jsonl(tmp_path / d / "paths.jsonl") for d in ("local", "dask"))
+    assert main([*args, "--engine", engine, "--workers", "2",
+                 "--out", str(tmp_path / engine)]) == 0
+    local, remote = (read_jsonl(tmp_path / d / "paths.jsonl") for d in ("local", engine))
     assert local == remote and len(local) > 0
     assert {j["status"] for p in remote for j in p["judgments"]} == {"strict-stored"}
 
