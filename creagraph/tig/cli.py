@@ -32,7 +32,13 @@ from typing import Annotated, Any
 
 import typer
 
-from creagraph.cliopts import ConfigOpt, arguments_option, registry_option
+from creagraph.cliopts import (
+    ConfigOpt,
+    EmbedderArgOpt,
+    EmbedderOpt,
+    arguments_option,
+    registry_option,
+)
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
@@ -203,12 +209,15 @@ class _Shared:
                               llm_api_key=_key(self.llm_api_key, self.llm_api_key_env),
                               extractor_args=key_values(self.extractor_arg, "--extractor-arg"))
 
-    def tables(self, population: list[Any], concept: str | None = None) -> dict[str, Any]:
+    def tables(self, population: list[Any], concept: str | None = None,
+               embedder: Any = None) -> dict[str, Any]:
         """The population's atom tables (``concept``, the ``--concept`` option of the
-        commands that have one, added to every task's brief)."""
+        commands that have one, added to every task's brief; ``embedder``, else the
+        default one)."""
         from creagraph.tig.api import atom_tables
 
-        return atom_tables(population, self.make_extractor(), concept=concept)
+        return atom_tables(population, self.make_extractor(), concept=concept,
+                           embedder=embedder)
 
     def inputs(self, responses: Path | None) -> list[Path]:
         """The files this run reads (``responses``, ``--atoms``), never to be written."""
@@ -446,14 +455,18 @@ def score(
         Path | None, typer.Option("--calibration", help="Calibration file for --calibrated "
                                   "(default: the one shipped with creagraph).")
     ] = None,
+    embedder: EmbedderOpt = "minilm",
+    embedder_arg: EmbedderArgOpt = None,
     config_file: ConfigOpt = None,
     *,
     shared: _Shared,
 ) -> None:
     """Novelty of every response against the other models' responses (SPEC §4.10), or,
     with --reference / --reference-source, of RESPONSES against a reference population."""
+    from creagraph.cliopts import key_values
     from creagraph.core.io import InputError, atomic_write, dumps
     from creagraph.core.outdir import check_output_file, claim_output_file
+    from creagraph.core.registry import EMBEDDERS
     from creagraph.tig.api import score_population
     from creagraph.tig.score import write_scores
 
@@ -465,6 +478,15 @@ def score(
         raise InputError(str(exc)) from exc
     if calibration is not None and not calibrated:
         raise InputError("--calibration needs --calibrated")
+    embedder_args = key_values(embedder_arg, "--embedder-arg")
+    # the default embedder stays the tables' own default (same vectors, same cache); another
+    # one is named in the fingerprint and the manifest, and the calibration refuses it
+    own_embedder = embedder != "minilm" or bool(embedder_args)
+    if own_embedder and calibrated:
+        raise InputError("--calibrated was fitted on all-MiniLM-L6-v2 features: it cannot "
+                         f"score with --embedder {embedder}")
+    made_embedder = (EMBEDDERS.create(embedder, **(embedder_args or {}))
+                     if own_embedder else None)
     loaded_calibration = None
     if calibrated:
         from creagraph.tig.calibration import load_calibration
@@ -483,9 +505,9 @@ def score(
     else:
         population = shared.load(responses)
     config = shared.config()
-    tables = shared.tables(population, concept)
+    tables = shared.tables(population, concept, embedder=made_embedder)
     run = score_population(tables, config, score_config, reference_models=reference_models,
-                           calibration=loaded_calibration)
+                           calibration=loaded_calibration, embedder=made_embedder)
     for task_id, reason in sorted(run.skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for message in run.warnings:
@@ -499,10 +521,13 @@ def score(
         rarity_weight=rarity_weight,
         reference=str(reference) if reference is not None else None,
         reference_source=str(reference_source) if reference_source is not None else None,
-        calibration=None if loaded_calibration is None else loaded_calibration.sha256)
+        calibration=None if loaded_calibration is None else loaded_calibration.sha256,
+        **({"embedder": embedder, "embedder_args": embedder_args} if own_embedder else {}))
     with claim_output_file(out, "tig score", inputs=inputs, fingerprint=fingerprint):
         write_scores(out, run.scores)
     _write_tig_manifest(out, started, config, score_config, responses,
+                        embedder=({"name": embedder, "args": embedder_args or {}}
+                                  if own_embedder else None),
                         calibration=None if loaded_calibration is None else {
                             "file": loaded_calibration.source,
                             "sha256": loaded_calibration.sha256,
@@ -546,8 +571,8 @@ def _with_reference(shared: _Shared, responses: Path | None, reference: Path | N
 
 
 def _write_tig_manifest(out: Path, started: float, config: Any, score_config: Any,
-                        responses: Path | None, calibration: dict[str, Any] | None = None
-                        ) -> None:
+                        responses: Path | None, calibration: dict[str, Any] | None = None,
+                        embedder: dict[str, Any] | None = None) -> None:
     """``<out>.run.json`` beside the scores file (:mod:`creagraph.core.manifest`)."""
     import dataclasses
 
@@ -564,7 +589,7 @@ def _write_tig_manifest(out: Path, started: float, config: Any, score_config: An
         settings={"tig": plain(config), "score": plain(score_config),
                   "responses": str(responses) if responses else None,
                   **({"calibration": calibration} if calibration is not None else {})},
-        embedder={"model": DEFAULT_MODEL_NAME},
+        embedder=embedder or {"model": DEFAULT_MODEL_NAME},
     )
     write_manifest(out.parent, manifest, name=out.name + ".run.json")
 

@@ -156,3 +156,28 @@ def test_user_source_and_extractor_from_the_cli(user_module, tmp_path, capsys):
     text = capsys.readouterr().out.replace(" ", "").replace("\n", "")
     assert "[jsonl|noveltybench|aut|MODULE:ATTR]" in text
     assert "[offline|json|llm|MODULE:ATTR]" in text
+
+
+def test_tig_score_takes_a_named_embedder(responses_file, tmp_path, capsys):
+    """``tig score --embedder``: another embedder gives other vectors, is named in the run's
+    manifest and the output's settings, and the calibration fitted on MiniLM features
+    refuses it."""
+    import json
+
+    default_out, hashed_out = tmp_path / "minilm.jsonl", tmp_path / "hashing.jsonl"
+    base = ["tig", "score", str(responses_file)]
+    assert main([*base, "--out", str(default_out)]) == 0
+    assert main([*base, "--embedder", "hashing", "--embedder-arg", "dim=64",
+                 "--out", str(hashed_out)]) == 0
+    default_rows, hashed_rows = read_jsonl(default_out), read_jsonl(hashed_out)
+    assert len(default_rows) == len(hashed_rows) > 0
+    assert [r["novelty"] for r in default_rows] != [r["novelty"] for r in hashed_rows]
+    manifest = json.loads((tmp_path / "hashing.jsonl.run.json").read_text())
+    assert manifest["embedder"] == {"name": "hashing", "args": {"dim": 64}}
+    assert json.loads((tmp_path / "minilm.jsonl.run.json").read_text())["embedder"] == {
+        "model": "sentence-transformers/all-MiniLM-L6-v2"}
+    capsys.readouterr()
+    assert main([*base, "--embedder", "hashing", "--calibrated",
+                 "--out", str(tmp_path / "c.jsonl")]) == 2
+    assert "fitted on all-MiniLM-L6-v2" in capsys.readouterr().err
+    assert main([*base, "--embedder", "nope:Nothing", "--out", str(tmp_path / "d.jsonl")]) == 2
