@@ -210,8 +210,7 @@ def _probe_figures(rows, kg_judge) -> dict[str, object]:
     """Reversed claims: each verified sample triple whose phrase states a direction, asked
     the other way round, and :data:`PROBES`. A reversed claim should never be verified
     (unless the graph holds both directions, as for symmetric properties)."""
-    from creagraph.core.relations import directional_phrase
-    from creagraph.scoring.grounding import symmetric_properties
+    from creagraph.core.relations import directional_phrase, symmetric_properties
 
     grounder = kg_judge.grounder
     seen: set[tuple[str, str, str]] = set()

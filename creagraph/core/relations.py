@@ -27,6 +27,9 @@ __all__ = [
     "directional_phrase",
     "property_implications",
     "implying_properties",
+    "inverse_properties",
+    "read_table_rows",
+    "symmetric_properties",
     "phrase_core",
     "read_implication_table",
     "relation_phrases",
@@ -48,6 +51,41 @@ def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
             raise ValueError(f"{path}:{lineno}: expected 'phrase<TAB>PID<TAB>forward|inverse'")
         out.setdefault(normalize_loose(parts[0]), []).append((parts[1], parts[2]))  # type: ignore[arg-type]
     return out
+
+
+def read_table_rows(name: str, fields: int) -> list[list[str]]:
+    """The tab-separated rows of the table ``wikidata/NAME`` (blank lines and ``#`` comments
+    skipped); a row with fewer than ``fields`` fields raises :class:`ValueError` naming
+    ``file:line``."""
+    path = wikidata_dir() / name
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < fields:
+            raise ValueError(f"{path}:{lineno}: expected {fields} tab-separated fields")
+        out.append(parts)
+    return out
+
+
+@functools.cache
+def inverse_properties() -> dict[str, tuple[str, ...]]:
+    """PID -> its declared inverse PIDs (both ways), from ``wikidata/inverse_properties.tsv``.
+
+    Shared by grounding (a statement read through its inverse) and query generation (a
+    target the start entity already meets through an inverse is trivial)."""
+    out: dict[str, set[str]] = {}
+    for a, b, *_ in read_table_rows("inverse_properties.tsv", 2):
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {p: tuple(sorted(v)) for p, v in out.items()}
+
+
+@functools.cache
+def symmetric_properties() -> frozenset[str]:
+    """Symmetric PIDs, from ``wikidata/symmetric_properties.tsv``."""
+    return frozenset(r[0] for r in read_table_rows("symmetric_properties.tsv", 1))
 
 
 @functools.cache

@@ -47,15 +47,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from creagraph.core.graph import Edge, KnowledgeGraph
 from creagraph.core.io import InputError
 from creagraph.core.metrics import specificity
-from creagraph.core.paths import wikidata_dir
 from creagraph.core.relations import (
     Direction,
     RelationLink,
     RelationLinker,
     directional_phrase,
     implying_properties,
+    inverse_properties,
     property_implications,
+    read_table_rows,
     relation_phrases,
+    symmetric_properties,
 )
 from creagraph.core.text import normalize_loose
 from creagraph.scoring.linking import EntityLink, EntityLinker
@@ -83,46 +85,17 @@ Status = Literal["verified", "refuted", "unknown"]
 EXACT_RELATION_METHODS = frozenset({"rule", "label", "alias", "inverse-label", "inverse-of"})
 
 
-def _rows(name: str, fields: int) -> list[list[str]]:
-    path = wikidata_dir() / name
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split("\t")
-        if len(parts) < fields:
-            raise ValueError(f"{path}:{lineno}: expected {fields} tab-separated fields")
-        out.append(parts)
-    return out
-
-
-@functools.cache
-def inverse_properties() -> dict[str, tuple[str, ...]]:
-    """PID -> its declared inverse PIDs (both ways), from ``wikidata/inverse_properties.tsv``."""
-    out: dict[str, set[str]] = {}
-    for a, b, *_ in _rows("inverse_properties.tsv", 2):
-        out.setdefault(a, set()).add(b)
-        out.setdefault(b, set()).add(a)
-    return {p: tuple(sorted(v)) for p, v in out.items()}
-
-
-@functools.cache
-def symmetric_properties() -> frozenset[str]:
-    """Symmetric PIDs, from ``wikidata/symmetric_properties.tsv``."""
-    return frozenset(r[0] for r in _rows("symmetric_properties.tsv", 1))
-
-
 @functools.cache
 def complete_properties() -> dict[str, str]:
     """PID -> value kind (``place`` or ``item``) for the properties that can refute, from
     ``wikidata/complete_properties.tsv``."""
-    return {r[0]: r[1] for r in _rows("complete_properties.tsv", 2)}
+    return {r[0]: r[1] for r in read_table_rows("complete_properties.tsv", 2)}
 
 
 @functools.cache
 def containment_properties() -> tuple[str, ...]:
     """PIDs that place a location inside another (``wikidata/containment_properties.tsv``)."""
-    return tuple(r[0] for r in _rows("containment_properties.tsv", 1))
+    return tuple(r[0] for r in read_table_rows("containment_properties.tsv", 1))
 
 
 def load_negatives(path: str | os.PathLike[str]) -> frozenset[tuple[str, str, str]]:
