@@ -169,6 +169,10 @@ _DIRECTIONAL_LAST = frozenset(
     {"of", "by", "to", "from", "in", "at", "for", "with", "on", "as", "into", "under"}
 )
 _DIRECTIONAL_FIRST = frozenset({"is", "was", "were", "are", "has", "had", "have"})
+#: Nouns that, followed by "of", say what the *subject* is ("member of sports team", "part of
+#: the series", "instance of"): the phrase reads one way only, as a label naming the object
+#: ("place of birth", "country of citizenship": "Y is the place of birth of X") does not.
+_SUBJECT_ROLE = frozenset({"member", "part", "instance", "subclass"})
 
 
 def directional_phrase(phrase: str) -> bool:
@@ -180,6 +184,8 @@ def directional_phrase(phrase: str) -> bool:
     --------
     >>> [directional_phrase(p) for p in ("father of", "directed", "has part", "father")]
     [True, True, True, False]
+    >>> directional_phrase("member of sports team"), directional_phrase("place of birth")
+    (True, False)
     """
     words = normalize_loose(phrase).split()
     if not words:
@@ -188,6 +194,7 @@ def directional_phrase(phrase: str) -> bool:
     return (
         last in _DIRECTIONAL_LAST
         or words[0] in _DIRECTIONAL_FIRST
+        or (len(words) > 1 and words[0] in _SUBJECT_ROLE and words[1] == "of")
         or (len(last) > 4 and last.endswith("ed"))  # a verb: "directed", "founded"
     )
 

@@ -254,7 +254,9 @@ class Grounder:
             self._cache[key] = self._kept(head, relation, tail, ctx, key[3:])
         return self._cache[key]
 
-    def _kept(self, head: str, relation: str, tail: str, ctx, ids: tuple) -> TripleGrounding:
+    def _kept(
+        self, head: str, relation: str, tail: str, ctx: Mapping[str, str], ids: tuple[Any, ...]
+    ) -> TripleGrounding:
         """The verdict from :attr:`cache` when it holds it, else grounded (and kept)."""
         if self.cache is None:
             return self._ground(head, relation, tail, ctx)
@@ -328,7 +330,9 @@ class Grounder:
             ]
         return links[: self.candidates]
 
-    def _rank(self, links: list[EntityLink], pid: str, side: str):
+    def _rank(
+        self, links: list[EntityLink], pid: str, side: str
+    ) -> list[tuple[EntityLink, float]]:
         """Order candidates for one end of a reading; return ``[(link, confidence)]``."""
         if not links:
             return []
@@ -421,7 +425,9 @@ class Grounder:
         return (h, t) if r.direction == "forward" else (t, h)
 
     # -- the verdict ----------------------------------------------------------------
-    def _ground(self, head: str, relation: str, tail: str, ctx) -> TripleGrounding:
+    def _ground(
+        self, head: str, relation: str, tail: str, ctx: Mapping[str, str]
+    ) -> TripleGrounding:
         heads, tails = self._link(head, ctx), self._link(tail, ctx)
         rels = self.relations.link(relation)
         evidence: dict[str, Any] = {
@@ -529,7 +535,9 @@ class Grounder:
         )
         return self._scored("unknown", f"absent: {why}", s, r, o, evidence)
 
-    def _reading(self, heads, tails, rels):
+    def _reading(
+        self, heads: list[EntityLink], tails: list[EntityLink], rels: list[RelationLink]
+    ) -> tuple[RelationLink, tuple[EntityLink, float], tuple[EntityLink, float]]:
         """The most plausible (relation, head, tail) reading: exact relation links first,
         then the type fit of both ends."""
         scored = []
@@ -548,7 +556,18 @@ class Grounder:
         _, r, h, t = scored[0]
         return r, h, t
 
-    def _refutation(self, s, r, o, sc, oc, values, kind, objects, rels) -> str | None:
+    def _refutation(
+        self,
+        s: str,
+        r: RelationLink,
+        o: str,
+        sc: float,
+        oc: float,
+        values: list[str],
+        kind: str | None,
+        objects: list[str],
+        rels: list[RelationLink],
+    ) -> str | None:
         """Why the reading ``(s, r, o)`` is refuted, or ``None``. Every candidate of the
         claimed object must be contradicted too (a homonymous place is no refutation), and
         no statement of a property the phrase may mean may join the ends (a residence
@@ -570,7 +589,16 @@ class Grounder:
             f"{', '.join(values)}, not {o}"
         )
 
-    def _verified(self, edge: Edge, via: str, method: str, h, t, evidence, ctx) -> TripleGrounding:
+    def _verified(
+        self,
+        edge: Edge,
+        via: str,
+        method: str,
+        h: EntityLink,
+        t: EntityLink,
+        evidence: dict[str, Any],
+        ctx: Mapping[str, str],
+    ) -> TripleGrounding:
         heads = self._rank([h], edge.property, "subject")
         tails = self._rank([t], edge.property, "object")
         evidence = {
@@ -588,7 +616,15 @@ class Grounder:
             "verified", f"statement found ({via})", edge.subject, r, edge.object, evidence
         )
 
-    def _scored(self, status: Status, reason: str, s: str, r: RelationLink, o: str, evidence):
+    def _scored(
+        self,
+        status: Status,
+        reason: str,
+        s: str,
+        r: RelationLink,
+        o: str,
+        evidence: dict[str, Any],
+    ) -> TripleGrounding:
         n_subjects = self.kg.count_subjects(r.pid, o)
         n_objects = self.kg.count_objects(s, r.pid)
         return TripleGrounding(

@@ -49,6 +49,8 @@ DIRECTED = [
     ("Detroit", "located in", "Michigan"),
     ("Michigan", "has part", "Detroit"),
     ("National Football League", "has team", "Kansas City Chiefs"),
+    # a property label whose noun names the subject's role reads one way only
+    ("Michael Jordan", "member of sports team", "Chicago Bulls"),
 ]
 
 
