@@ -119,6 +119,11 @@ def main() -> None:
         help=f"ground with edge_min_similarity {EDGE_THRESHOLDS[0]} and print the edge step's "
         "precision by threshold (the other figures are then those of that threshold)",
     )
+    parser.add_argument(
+        "--no-utility",
+        action="store_true",
+        help="skip the per-query utility figures (the triple and probe figures only)",
+    )
     args = parser.parse_args()
     kg = slice_store(args.store)
     rows = read_answers(sample_outputs())
@@ -134,8 +139,10 @@ def main() -> None:
         edges: list[tuple[float, float]] = []
         per_triple = _triple_figures(rows, kg_scorer.judge, args.show, edges)
         probes = _probe_figures(rows, kg_scorer.judge)
-        stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
-        per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
+        per_query: dict[str, object] = {}
+        if not args.no_utility:
+            stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
+            per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
     figures = {
         **per_triple,
         **probes,

@@ -25,6 +25,7 @@ __all__ = [
     "RelationLink",
     "RelationLinker",
     "directional_phrase",
+    "directional_verbs",
     "property_implications",
     "implying_properties",
     "inverse_properties",
@@ -175,6 +176,13 @@ _DIRECTIONAL_FIRST = frozenset({"is", "was", "were", "are", "has", "had", "have"
 _SUBJECT_ROLE = frozenset({"member", "part", "instance", "subclass"})
 
 
+@functools.cache
+def directional_verbs() -> frozenset[str]:
+    """Present-tense verbs whose meaning states the direction ("contains", "owns"), from
+    ``wikidata/directional_verbs.tsv``."""
+    return frozenset(r[0].strip().lower() for r in read_table_rows("directional_verbs.tsv", 1))
+
+
 def directional_phrase(phrase: str) -> bool:
     """Whether ``phrase`` states which end is which ("father of", "directed", "student
     of", "predecessor of"), as a bare noun or property label ("father", "doctoral advisor",
@@ -186,8 +194,18 @@ def directional_phrase(phrase: str) -> bool:
     [True, True, True, False]
     >>> directional_phrase("member of sports team"), directional_phrase("place of birth")
     (True, False)
+    >>> directional_phrase("contains"), directional_phrase("awards")
+    (True, False)
     """
     words = normalize_loose(phrase).split()
+    return _directional_form(words) or (
+        bool(words) and words[0] in directional_verbs()  # "contains", "owns"
+    )
+
+
+def _directional_form(words: list[str]) -> bool:
+    """Whether the words state a direction by their form: a last preposition, a first
+    copula or "has", a past-tense verb, a subject-role noun with "of"."""
     if not words:
         return False
     last = words[-1]
@@ -239,7 +257,7 @@ def _reads_the_other_way(phrase: str, genitive: bool, name: str) -> bool | None:
     similarity does not tell apart. A name with "of" inside ("member of political party")
     reads like the phrase.
     """
-    if genitive and not directional_phrase(name) and "of" not in name.split():
+    if genitive and not _directional_form(name.split()) and "of" not in name.split():
         noun = phrase_core(phrase)[: -len(" of")]
         return True if _same_noun(noun, name) else None
     passive_phrase, passive_name = phrase.endswith(" by"), name.endswith(" by")
@@ -433,7 +451,7 @@ class RelationLinker:
         A name that already states its direction ("has works in the collection") is not a
         noun: its "of" completes it and nothing flips."""
         out: list[RelationLink] = []
-        if directional_phrase(noun):
+        if _directional_form(normalize_loose(noun).split()):
             return out
         for link in self._exact.get(noun, []):
             if link.method in ("label", "alias") and link.direction == "forward":

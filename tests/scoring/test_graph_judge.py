@@ -32,6 +32,8 @@ IMPLIED = [
     (("Max von Laue", "student of", "Max Planck"), "implied:P184"),
     (("Ronald Reagan", "member", "Republican Party"), "implied:P102"),
     (("Kansas City Chiefs", "part of", "National Football League"), "implied:P118"),
+    (("Max Planck", "employer", "Humboldt University of Berlin"), "implied:P1075"),
+    (("White House", "residence of", "First Lady of the United States"), "implied:P263"),
 ]
 
 # the classes of reversed claims the sample still verified (issue 28): "starred" read both
@@ -51,6 +53,8 @@ DIRECTED = [
     ("National Football League", "has team", "Kansas City Chiefs"),
     # a property label whose noun names the subject's role reads one way only
     ("Michael Jordan", "member of sports team", "Chicago Bulls"),
+    # a present-tense verb states the direction by its meaning
+    ("New York City", "contains", "Manhattan"),
 ]
 
 
