@@ -57,12 +57,15 @@ DIRECTED = [
     ("New York City", "contains", "Manhattan"),
     # phrasing rules (wikidata/relation_phrases.tsv): a label signs its artists
     ("Motown", "signed", "Michael Jackson (singer)"),
+    ("Ithaca", "home of", "Cornell University"),
+    ("Democratic-Republican Party", "evolved into", "Democratic Party (United States)"),
 ]
 # phrasing rules for bare nouns naming the object's role (read either way, said so)
 NOUN_RULES = [
     (("United Nations", "member state", "Ireland"), "P463"),
     (("United Nations", "specialized agency", "UNESCO"), "P749"),
     (("Grammy Lifetime Achievement Award", "recipient", "Michael Jackson (singer)"), "P166"),
+    (("University of Berlin", "faculty member", "Fritz Haber"), "P108"),
 ]
 
 
