@@ -14,7 +14,8 @@ Prints:
 - agreement with the stored factuality on decided triples; verified precision (stored = 1)
   and refuted precision (stored = 0); the same agreement on the decided triples that the
   hand reading (:data:`READINGS`, one row per disagreeing triple: who is right and why)
-  did not mark as the stored judge's error, and how many disagreements have no reading;
+  did not mark as the stored judge's error (and verified precision on them), and how many
+  disagreements have no reading;
 - reversed-claim probes: every verified triple with a directional phrase ("father of",
   "directed") asked the other way round, plus :data:`PROBES`; how many are verified
   (should be none) and how many of the rightly stated ones still are;
@@ -175,7 +176,7 @@ def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]
     first ``show`` disagreements; appends (similarity, stored factuality) to ``edges`` for
     each verification by the edge step."""
     readings = read_readings()
-    stored_errors = unread = 0
+    stored_errors = verified_stored_errors = unread = 0
     unread_triples: set[tuple[str, str, str]] = set()
     n = decided = agree = decidable = decidable_decided = 0
     verified = verified_true = refuted = refuted_false = 0
@@ -221,6 +222,7 @@ def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]
                         unread_triples.add(key)
                     elif reading["right"] == "graph":
                         stored_errors += 1
+                        verified_stored_errors += j.status == "verified"
                 if verdict != truth and shown < show:
                     shown += 1
                     ev = {k2: v for k2, v in j.evidence.items() if k2 != "backend"}
@@ -243,6 +245,11 @@ def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]
         "disagreements_without_reading": f"{unread} ({len(unread_triples)} distinct triples)",
         "verified": verified,
         "verified_precision": round(verified_true / verified, 3) if verified else None,
+        "verified_precision_without_stored_errors": (
+            round(verified_true / (verified - verified_stored_errors), 3)
+            if verified > verified_stored_errors
+            else None
+        ),
         "refuted": refuted,
         "refuted_precision": round(refuted_false / refuted, 3) if refuted else None,
         "sigma_spearman": _round(spearman(sig_kg, sig_stored)),
