@@ -12,7 +12,10 @@ Prints:
   *decidable* ones (head, relation and tail all linked: the graph holds the ends and a
   property the phrase names);
 - agreement with the stored factuality on decided triples; verified precision (stored = 1)
-  and refuted precision (stored = 0);
+  and refuted precision (stored = 0); the same agreement on the decided triples that the
+  hand reading (:data:`READINGS`, one row per disagreeing triple: who is right and why)
+  did not mark as the stored judge's error (and verified precision on them), and how many
+  disagreements have no reading;
 - reversed-claim probes: every verified triple with a directional phrase ("father of",
   "directed") asked the other way round, plus :data:`PROBES`; how many are verified
   (should be none) and how many of the rightly stated ones still are;
@@ -31,6 +34,7 @@ the new ones, so re-running it on that commit reproduces the baseline.
 
 from __future__ import annotations
 
+import csv
 import json
 import tempfile
 import time
@@ -77,6 +81,9 @@ PROBES = [
     ("Martin Scorsese", "directed", "Goodfellas"),
     ("Goodfellas", "directed by", "Martin Scorsese"),
 ]
+#: The disagreements with the stored judge read by hand against the slice: triple, our
+#: verdict, the stored one, who is right (``graph``, ``stored``, ``neither``), why.
+READINGS = Path(__file__).with_name("grounding_readings.csv")
 EDGE_THRESHOLDS = (0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 
 
@@ -113,6 +120,11 @@ def main() -> None:
         help=f"ground with edge_min_similarity {EDGE_THRESHOLDS[0]} and print the edge step's "
         "precision by threshold (the other figures are then those of that threshold)",
     )
+    parser.add_argument(
+        "--no-utility",
+        action="store_true",
+        help="skip the per-query utility figures (the triple and probe figures only)",
+    )
     args = parser.parse_args()
     kg = slice_store(args.store)
     rows = read_answers(sample_outputs())
@@ -128,8 +140,10 @@ def main() -> None:
         edges: list[tuple[float, float]] = []
         per_triple = _triple_figures(rows, kg_scorer.judge, args.show, edges)
         probes = _probe_figures(rows, kg_scorer.judge)
-        stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
-        per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
+        per_query: dict[str, object] = {}
+        if not args.no_utility:
+            stored_scorer = build_scorer(STORED_PAPER, kg=kg, embedder=embedder)
+            per_query = _utility_figures(rows, kg_scorer, stored_scorer, args.gamma)
     figures = {
         **per_triple,
         **probes,
@@ -144,10 +158,26 @@ def main() -> None:
         print(json.dumps(BASELINE, indent=1))
 
 
+def read_readings(path: Path = READINGS) -> dict[tuple[str, str, str], dict[str, str]]:
+    """The hand readings of disagreements: (head, relation, tail) -> the CSV row."""
+    if not path.exists():
+        return {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        out = {}
+        for lineno, row in enumerate(csv.DictReader(handle), start=2):
+            if row.get("right") not in ("graph", "stored", "neither"):
+                raise ValueError(f"{path}:{lineno}: right must be graph, stored or neither")
+            out[(row["head"], row["relation"], row["tail"])] = row
+        return out
+
+
 def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]:
     """Per triple: the kg judge's statuses and σ against the stored judge's; prints the
     first ``show`` disagreements; appends (similarity, stored factuality) to ``edges`` for
     each verification by the edge step."""
+    readings = read_readings()
+    stored_errors = verified_stored_errors = unread = 0
+    unread_triples: set[tuple[str, str, str]] = set()
     n = decided = agree = decidable = decidable_decided = 0
     verified = verified_true = refuted = refuted_false = 0
     statuses: dict[str, int] = {}
@@ -184,6 +214,15 @@ def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]
                 else:
                     refuted += 1
                     refuted_false += truth == 0.0
+                if verdict != truth:
+                    key = tuple(str(x) for x in p.triples[k])
+                    reading = readings.get(key)
+                    if reading is None:
+                        unread += 1
+                        unread_triples.add(key)
+                    elif reading["right"] == "graph":
+                        stored_errors += 1
+                        verified_stored_errors += j.status == "verified"
                 if verdict != truth and shown < show:
                     shown += 1
                     ev = {k2: v for k2, v in j.evidence.items() if k2 != "backend"}
@@ -197,8 +236,20 @@ def _triple_figures(rows, kg_judge, show: int, edges: list) -> dict[str, object]
             round(decidable_decided / decidable, 3) if decidable else None
         ),
         "agreement_on_decided": round(agree / decided, 3) if decided else None,
+        "agreement_without_stored_errors": (
+            f"{agree} of {decided - stored_errors} = {agree / (decided - stored_errors):.3f}"
+            if decided > stored_errors
+            else None
+        ),
+        "disagreements_read_as_stored_error": stored_errors,
+        "disagreements_without_reading": f"{unread} ({len(unread_triples)} distinct triples)",
         "verified": verified,
         "verified_precision": round(verified_true / verified, 3) if verified else None,
+        "verified_precision_without_stored_errors": (
+            round(verified_true / (verified - verified_stored_errors), 3)
+            if verified > verified_stored_errors
+            else None
+        ),
         "refuted": refuted,
         "refuted_precision": round(refuted_false / refuted, 3) if refuted else None,
         "sigma_spearman": _round(spearman(sig_kg, sig_stored)),
@@ -210,8 +261,7 @@ def _probe_figures(rows, kg_judge) -> dict[str, object]:
     """Reversed claims: each verified sample triple whose phrase states a direction, asked
     the other way round, and :data:`PROBES`. A reversed claim should never be verified
     (unless the graph holds both directions, as for symmetric properties)."""
-    from creagraph.core.relations import directional_phrase
-    from creagraph.scoring.grounding import symmetric_properties
+    from creagraph.core.relations import directional_phrase, symmetric_properties
 
     grounder = kg_judge.grounder
     seen: set[tuple[str, str, str]] = set()

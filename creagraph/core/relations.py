@@ -25,8 +25,12 @@ __all__ = [
     "RelationLink",
     "RelationLinker",
     "directional_phrase",
+    "directional_verbs",
     "property_implications",
     "implying_properties",
+    "inverse_properties",
+    "read_table_rows",
+    "symmetric_properties",
     "phrase_core",
     "read_implication_table",
     "relation_phrases",
@@ -48,6 +52,41 @@ def relation_phrases() -> dict[str, list[tuple[str, Direction]]]:
             raise ValueError(f"{path}:{lineno}: expected 'phrase<TAB>PID<TAB>forward|inverse'")
         out.setdefault(normalize_loose(parts[0]), []).append((parts[1], parts[2]))  # type: ignore[arg-type]
     return out
+
+
+def read_table_rows(name: str, fields: int) -> list[list[str]]:
+    """The tab-separated rows of the table ``wikidata/NAME`` (blank lines and ``#`` comments
+    skipped); a row with fewer than ``fields`` fields raises :class:`ValueError` naming
+    ``file:line``."""
+    path = wikidata_dir() / name
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) < fields:
+            raise ValueError(f"{path}:{lineno}: expected {fields} tab-separated fields")
+        out.append(parts)
+    return out
+
+
+@functools.cache
+def inverse_properties() -> dict[str, tuple[str, ...]]:
+    """PID -> its declared inverse PIDs (both ways), from ``wikidata/inverse_properties.tsv``.
+
+    Shared by grounding (a statement read through its inverse) and query generation (a
+    target the start entity already meets through an inverse is trivial)."""
+    out: dict[str, set[str]] = {}
+    for a, b, *_ in read_table_rows("inverse_properties.tsv", 2):
+        out.setdefault(a, set()).add(b)
+        out.setdefault(b, set()).add(a)
+    return {p: tuple(sorted(v)) for p, v in out.items()}
+
+
+@functools.cache
+def symmetric_properties() -> frozenset[str]:
+    """Symmetric PIDs, from ``wikidata/symmetric_properties.tsv``."""
+    return frozenset(r[0] for r in read_table_rows("symmetric_properties.tsv", 1))
 
 
 @functools.cache
@@ -131,6 +170,17 @@ _DIRECTIONAL_LAST = frozenset(
     {"of", "by", "to", "from", "in", "at", "for", "with", "on", "as", "into", "under"}
 )
 _DIRECTIONAL_FIRST = frozenset({"is", "was", "were", "are", "has", "had", "have"})
+#: Nouns that, followed by "of", say what the *subject* is ("member of sports team", "part of
+#: the series", "instance of"): the phrase reads one way only, as a label naming the object
+#: ("place of birth", "country of citizenship": "Y is the place of birth of X") does not.
+_SUBJECT_ROLE = frozenset({"member", "part", "instance", "subclass"})
+
+
+@functools.cache
+def directional_verbs() -> frozenset[str]:
+    """Present-tense verbs whose meaning states the direction ("contains", "owns"), from
+    ``wikidata/directional_verbs.tsv``."""
+    return frozenset(r[0].strip().lower() for r in read_table_rows("directional_verbs.tsv", 1))
 
 
 def directional_phrase(phrase: str) -> bool:
@@ -142,14 +192,27 @@ def directional_phrase(phrase: str) -> bool:
     --------
     >>> [directional_phrase(p) for p in ("father of", "directed", "has part", "father")]
     [True, True, True, False]
+    >>> directional_phrase("member of sports team"), directional_phrase("place of birth")
+    (True, False)
+    >>> directional_phrase("contains"), directional_phrase("awards")
+    (True, False)
     """
     words = normalize_loose(phrase).split()
+    return _directional_form(words) or (
+        bool(words) and words[0] in directional_verbs()  # "contains", "owns"
+    )
+
+
+def _directional_form(words: list[str]) -> bool:
+    """Whether the words state a direction by their form: a last preposition, a first
+    copula or "has", a past-tense verb, a subject-role noun with "of"."""
     if not words:
         return False
     last = words[-1]
     return (
         last in _DIRECTIONAL_LAST
         or words[0] in _DIRECTIONAL_FIRST
+        or (len(words) > 1 and words[0] in _SUBJECT_ROLE and words[1] == "of")
         or (len(last) > 4 and last.endswith("ed"))  # a verb: "directed", "founded"
     )
 
@@ -194,7 +257,7 @@ def _reads_the_other_way(phrase: str, genitive: bool, name: str) -> bool | None:
     similarity does not tell apart. A name with "of" inside ("member of political party")
     reads like the phrase.
     """
-    if genitive and not directional_phrase(name) and "of" not in name.split():
+    if genitive and not _directional_form(name.split()) and "of" not in name.split():
         noun = phrase_core(phrase)[: -len(" of")]
         return True if _same_noun(noun, name) else None
     passive_phrase, passive_name = phrase.endswith(" by"), name.endswith(" by")
@@ -388,7 +451,7 @@ class RelationLinker:
         A name that already states its direction ("has works in the collection") is not a
         noun: its "of" completes it and nothing flips."""
         out: list[RelationLink] = []
-        if directional_phrase(noun):
+        if _directional_form(normalize_loose(noun).split()):
             return out
         for link in self._exact.get(noun, []):
             if link.method in ("label", "alias") and link.direction == "forward":

@@ -69,14 +69,36 @@ def import_cmd(
         typer.echo("skipped lines: none")
 
 
-def _import_labels(paths: list[Path], store: Path | None, label_index: Path | None,
-                   language: str, skip_malformed: bool) -> None:
+LABELS_COMMAND = "kg import --labels-only"
+
+
+def _import_labels(
+    paths: list[Path], store: Path | None, label_index: Path | None, language: str,
+    skip_malformed: bool,
+) -> None:
+    """``kg import --labels-only``: the label index is claimed like every output file
+    (:func:`creagraph.core.outdir.claim_output_file`): never one of the dumps, and an
+    existing file is replaced only when an earlier label-index import wrote it."""
+    from creagraph.core.outdir import check_output_file, claim_output_file
     from creagraph.kg.labelindex import build_label_index, default_label_index_path
 
     if store is not None:
         raise InputError("--labels-only writes a label index (--label-index), not a --store")
     target = label_index if label_index is not None else default_label_index_path()
-    result = build_label_index(paths, target, language=language, strict=not skip_malformed)
+    check_output_file(target, LABELS_COMMAND, inputs=paths)
+    # dumps run to tens of GB: identified by path, size and modification time, not a hash
+    dump_ids: list[dict[str, object]] = []
+    for p in paths:
+        try:
+            info = Path(p).stat()
+        except OSError:
+            dump_ids.append({"path": str(Path(p).absolute()), "missing": True})
+            continue
+        dump_ids.append({"path": str(Path(p).resolve()), "size": info.st_size,
+                         "mtime_ns": info.st_mtime_ns})
+    settings = {"dumps": dump_ids, "language": language, "strict": not skip_malformed}
+    with claim_output_file(target, LABELS_COMMAND, inputs=paths, fingerprint=settings):
+        result = build_label_index(paths, target, language=language, strict=not skip_malformed)
     typer.echo(
         f"label index: {result.path}\nnames: {result.names}\nentities: {result.entities}\n"
         f"descriptions: {result.descriptions}\nseconds: {result.seconds:.1f}"

@@ -205,7 +205,14 @@ class NgramIndex:
         return np.sort(np.concatenate(kept).astype(np.int64))
 
 
-    def _verify(self, names, slots, q_counts, bound, shortest):
+    def _verify(
+        self,
+        names: np.ndarray,
+        slots: np.ndarray,
+        q_counts: np.ndarray,
+        bound: np.ndarray,
+        shortest: int,
+    ) -> np.ndarray:
         """The ``names`` sharing at least their bound of q-grams with the query (all of
         its q-grams, ``slots`` with ``q_counts`` occurrences), from their forward lists."""
         query_count = np.zeros(len(self.vocab), dtype=np.int64)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from creagraph.core.io import InputError
 from creagraph.core.text import loosen, normalize
@@ -193,7 +194,12 @@ def _create(db: sqlite3.Connection) -> None:
     )
 
 
-def _flush(db: sqlite3.Connection, names: list, descriptions: list, result) -> None:
+def _flush(
+    db: sqlite3.Connection,
+    names: list[Any],
+    descriptions: list[Any],
+    result: LabelIndexResult,
+) -> None:
     for row in names:
         cursor = db.execute("INSERT INTO names VALUES (?, ?, ?, ?, ?)", row)
         db.executemany(
@@ -207,7 +213,9 @@ def _flush(db: sqlite3.Connection, names: list, descriptions: list, result) -> N
     descriptions.clear()
 
 
-def _finish(db: sqlite3.Connection, files: list[Path], language: str, result) -> None:
+def _finish(
+    db: sqlite3.Connection, files: list[Path], language: str, result: LabelIndexResult
+) -> None:
     db.executescript(
         """
         CREATE INDEX names_key ON names (key);

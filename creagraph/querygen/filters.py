@@ -264,8 +264,12 @@ def triviality(kg, candidate: Candidate) -> str | None:
     ``"incomplete_career"`` when r' is P54 (member of sports team) and s has fewer than
     :data:`MIN_CAREER_TEAMS` teams in the graph.
     """
-    from creagraph.core.relations import property_implications, read_implication_table
-    from creagraph.scoring.grounding import inverse_properties, symmetric_properties
+    from creagraph.core.relations import (
+        inverse_properties,
+        property_implications,
+        read_implication_table,
+        symmetric_properties,
+    )
 
     start = candidate.start
     pid, target = candidate.expansion.property, candidate.expansion.object

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: Bump when a change to grounding or linking can change any verdict.
-GROUNDING_VERSION = 3
+GROUNDING_VERSION = 4
 
 _TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
 
@@ -98,6 +98,7 @@ def linker_context(linker: Any) -> str | None:
 def grounding_context(grounder: Any) -> str | None:
     """The part of every cache key that ``grounder`` decides (see the module docstring),
     or ``None`` when its graph has no store to identify it by."""
+    from creagraph.core.relations import directional_verbs
     from creagraph.scoring import grounding
 
     store = _store_identity(grounder.kg)
@@ -130,6 +131,7 @@ def grounding_context(grounder: Any) -> str | None:
             grounding.complete_properties(),
             grounding.containment_properties(),
             grounding.property_implications(),
+            sorted(directional_verbs()),
         ],
     }
     return _digest(settings)

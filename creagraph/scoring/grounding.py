@@ -47,15 +47,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from creagraph.core.graph import Edge, KnowledgeGraph
 from creagraph.core.io import InputError
 from creagraph.core.metrics import specificity
-from creagraph.core.paths import wikidata_dir
 from creagraph.core.relations import (
     Direction,
     RelationLink,
     RelationLinker,
     directional_phrase,
     implying_properties,
+    inverse_properties,
     property_implications,
+    read_table_rows,
     relation_phrases,
+    symmetric_properties,
 )
 from creagraph.core.text import normalize_loose
 from creagraph.scoring.linking import EntityLink, EntityLinker
@@ -83,46 +85,17 @@ Status = Literal["verified", "refuted", "unknown"]
 EXACT_RELATION_METHODS = frozenset({"rule", "label", "alias", "inverse-label", "inverse-of"})
 
 
-def _rows(name: str, fields: int) -> list[list[str]]:
-    path = wikidata_dir() / name
-    out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split("\t")
-        if len(parts) < fields:
-            raise ValueError(f"{path}:{lineno}: expected {fields} tab-separated fields")
-        out.append(parts)
-    return out
-
-
-@functools.cache
-def inverse_properties() -> dict[str, tuple[str, ...]]:
-    """PID -> its declared inverse PIDs (both ways), from ``wikidata/inverse_properties.tsv``."""
-    out: dict[str, set[str]] = {}
-    for a, b, *_ in _rows("inverse_properties.tsv", 2):
-        out.setdefault(a, set()).add(b)
-        out.setdefault(b, set()).add(a)
-    return {p: tuple(sorted(v)) for p, v in out.items()}
-
-
-@functools.cache
-def symmetric_properties() -> frozenset[str]:
-    """Symmetric PIDs, from ``wikidata/symmetric_properties.tsv``."""
-    return frozenset(r[0] for r in _rows("symmetric_properties.tsv", 1))
-
-
 @functools.cache
 def complete_properties() -> dict[str, str]:
     """PID -> value kind (``place`` or ``item``) for the properties that can refute, from
     ``wikidata/complete_properties.tsv``."""
-    return {r[0]: r[1] for r in _rows("complete_properties.tsv", 2)}
+    return {r[0]: r[1] for r in read_table_rows("complete_properties.tsv", 2)}
 
 
 @functools.cache
 def containment_properties() -> tuple[str, ...]:
     """PIDs that place a location inside another (``wikidata/containment_properties.tsv``)."""
-    return tuple(r[0] for r in _rows("containment_properties.tsv", 1))
+    return tuple(r[0] for r in read_table_rows("containment_properties.tsv", 1))
 
 
 def load_negatives(path: str | os.PathLike[str]) -> frozenset[tuple[str, str, str]]:
@@ -281,7 +254,9 @@ class Grounder:
             self._cache[key] = self._kept(head, relation, tail, ctx, key[3:])
         return self._cache[key]
 
-    def _kept(self, head: str, relation: str, tail: str, ctx, ids: tuple) -> TripleGrounding:
+    def _kept(
+        self, head: str, relation: str, tail: str, ctx: Mapping[str, str], ids: tuple[Any, ...]
+    ) -> TripleGrounding:
         """The verdict from :attr:`cache` when it holds it, else grounded (and kept)."""
         if self.cache is None:
             return self._ground(head, relation, tail, ctx)
@@ -355,7 +330,9 @@ class Grounder:
             ]
         return links[: self.candidates]
 
-    def _rank(self, links: list[EntityLink], pid: str, side: str):
+    def _rank(
+        self, links: list[EntityLink], pid: str, side: str
+    ) -> list[tuple[EntityLink, float]]:
         """Order candidates for one end of a reading; return ``[(link, confidence)]``."""
         if not links:
             return []
@@ -448,7 +425,9 @@ class Grounder:
         return (h, t) if r.direction == "forward" else (t, h)
 
     # -- the verdict ----------------------------------------------------------------
-    def _ground(self, head: str, relation: str, tail: str, ctx) -> TripleGrounding:
+    def _ground(
+        self, head: str, relation: str, tail: str, ctx: Mapping[str, str]
+    ) -> TripleGrounding:
         heads, tails = self._link(head, ctx), self._link(tail, ctx)
         rels = self.relations.link(relation)
         evidence: dict[str, Any] = {
@@ -556,7 +535,9 @@ class Grounder:
         )
         return self._scored("unknown", f"absent: {why}", s, r, o, evidence)
 
-    def _reading(self, heads, tails, rels):
+    def _reading(
+        self, heads: list[EntityLink], tails: list[EntityLink], rels: list[RelationLink]
+    ) -> tuple[RelationLink, tuple[EntityLink, float], tuple[EntityLink, float]]:
         """The most plausible (relation, head, tail) reading: exact relation links first,
         then the type fit of both ends."""
         scored = []
@@ -575,7 +556,18 @@ class Grounder:
         _, r, h, t = scored[0]
         return r, h, t
 
-    def _refutation(self, s, r, o, sc, oc, values, kind, objects, rels) -> str | None:
+    def _refutation(
+        self,
+        s: str,
+        r: RelationLink,
+        o: str,
+        sc: float,
+        oc: float,
+        values: list[str],
+        kind: str | None,
+        objects: list[str],
+        rels: list[RelationLink],
+    ) -> str | None:
         """Why the reading ``(s, r, o)`` is refuted, or ``None``. Every candidate of the
         claimed object must be contradicted too (a homonymous place is no refutation), and
         no statement of a property the phrase may mean may join the ends (a residence
@@ -597,7 +589,16 @@ class Grounder:
             f"{', '.join(values)}, not {o}"
         )
 
-    def _verified(self, edge: Edge, via: str, method: str, h, t, evidence, ctx) -> TripleGrounding:
+    def _verified(
+        self,
+        edge: Edge,
+        via: str,
+        method: str,
+        h: EntityLink,
+        t: EntityLink,
+        evidence: dict[str, Any],
+        ctx: Mapping[str, str],
+    ) -> TripleGrounding:
         heads = self._rank([h], edge.property, "subject")
         tails = self._rank([t], edge.property, "object")
         evidence = {
@@ -615,7 +616,15 @@ class Grounder:
             "verified", f"statement found ({via})", edge.subject, r, edge.object, evidence
         )
 
-    def _scored(self, status: Status, reason: str, s: str, r: RelationLink, o: str, evidence):
+    def _scored(
+        self,
+        status: Status,
+        reason: str,
+        s: str,
+        r: RelationLink,
+        o: str,
+        evidence: dict[str, Any],
+    ) -> TripleGrounding:
         n_subjects = self.kg.count_subjects(r.pid, o)
         n_objects = self.kg.count_objects(s, r.pid)
         return TripleGrounding(

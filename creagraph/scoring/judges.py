@@ -74,7 +74,7 @@ class KgJudge:
         self._row: Any = None  # the row whose query context is kept in _context
         self._context: dict[str, str] = {}
 
-    def _query_context(self, row) -> dict[str, str]:
+    def _query_context(self, row: AnswerRow) -> dict[str, str]:
         """``row``'s :func:`query_context`, computed once per row (the scorer judges a
         row's paths one after another)."""
         if row is None:
@@ -83,7 +83,9 @@ class KgJudge:
             self._row, self._context = row, query_context(row.extra, row.entity_a, row.entity_b)
         return self._context
 
-    def judge(self, row, path_index, triples):
+    def judge(
+        self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
+    ) -> list[TripleJudgment]:
         context = self._query_context(row)
         out = []
         for t in triples:
@@ -96,7 +98,7 @@ class KgJudge:
         return out
 
 
-def _stored_list(row, path_index: int, field_name: str) -> list:
+def _stored_list(row: AnswerRow, path_index: int, field_name: str) -> list[Any]:
     values = row.extra.get(field_name)
     if isinstance(values, str):
         try:
@@ -159,7 +161,7 @@ class StoredJudge:
         self.specificity_field = specificity_field
         self.factuality_field = factuality_field
 
-    def stored_lists(self, row, path_index: int) -> tuple[list, list]:
+    def stored_lists(self, row: AnswerRow, path_index: int) -> tuple[list[Any], list[Any]]:
         """The stored per-triple σ and factuality lists of one path, as stored (their
         length may differ from the path's: published mode averages what is there)."""
         return (
@@ -167,7 +169,9 @@ class StoredJudge:
             _stored_list(row, path_index, self.factuality_field),
         )
 
-    def judge(self, row, path_index, triples):
+    def judge(
+        self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
+    ) -> list[TripleJudgment]:
         sal, fact = self.stored_lists(row, path_index)
         out = []
         for i in range(len(triples)):
@@ -364,7 +368,9 @@ class LlmJudge:
             "sent_prompt_tokens": 0, "sent_completion_tokens": 0, "sent_no_usage": 0,
         }  # fmt: skip
 
-    def _prompt(self, row, triples) -> list[dict[str, str]]:
+    def _prompt(
+        self, row: AnswerRow, triples: Sequence[Sequence[str]]
+    ) -> list[dict[str, str]]:
         listing = "\n".join(
             f"{i + 1}. {json.dumps(list(t), ensure_ascii=False)}" for i, t in enumerate(triples)
         )
@@ -395,7 +401,7 @@ class LlmJudge:
             for name, value in sent_tokens([reply]).items():
                 self.usage[f"sent_{name}"] += value
 
-    def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
+    def prefetch(self, row: AnswerRow, paths: Sequence[Sequence[Any]]) -> None:
         """Ask the first question of every path of one answer at once (``concurrency``
         requests in flight); :meth:`judge` then takes the replies from memory. Fatal
         failures (unreachable, redirect, 401/403/404) stop the run here."""
@@ -439,7 +445,9 @@ class LlmJudge:
             return None, f"{self.client.url}: message content is not text"
         return reply.content, None
 
-    def judge(self, row, path_index, triples):
+    def judge(
+        self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
+    ) -> list[TripleJudgment]:
         n = len(triples)
         backend = {"backend": f"llm:{self.model}"}
         messages = self._prompt(row, triples)
@@ -518,7 +526,7 @@ class HybridJudge:
     def _unknown(grounded: Sequence[TripleJudgment]) -> list[int]:
         return [k for k, g in enumerate(grounded) if g.status not in ("verified", "refuted")]
 
-    def prefetch(self, row, paths: Sequence[Sequence[Any]]) -> None:
+    def prefetch(self, row: AnswerRow, paths: Sequence[Sequence[Any]]) -> None:
         """Ground the paths of one answer (kept for :meth:`judge`) and let the fallback
         prefetch the unknown triples of all of them at once."""
         self._grounded.clear()  # what the previous answer left
@@ -535,7 +543,9 @@ class HybridJudge:
         if prefetch is not None and asks:
             prefetch(row, asks)
 
-    def judge(self, row, path_index, triples):
+    def judge(
+        self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
+    ) -> list[TripleJudgment]:
         grounded = self._grounded.pop(self._key(path_index, triples), None)
         if grounded is None:
             grounded = self.kg_judge.judge(row, path_index, triples)

@@ -165,3 +165,36 @@ def test_score_against_an_endpoint_links_names_from_the_index(
     assert judged[tuple(triples[2])]["status"] != "verified"  # stated backwards
     assert not [q for q in proxy.queries if _is_name_search(q)]
     assert any("ASK" in q for q in proxy.queries)
+
+
+def test_labels_only_never_writes_over_an_input_or_a_users_file(labels_dump, tmp_path, capsys):
+    """The label index is claimed like every output file: a dump given as --label-index is
+    refused before anything is read; a file creagraph did not write is left untouched; the
+    index an earlier --labels-only import wrote is replaced by the next one."""
+    dump = tmp_path / "labels.nt"
+    dump.write_bytes(labels_dump.read_bytes())
+    before = dump.read_bytes()
+    code = main(["kg", "import", "--labels-only", str(dump), "--label-index", str(dump)])
+    assert code == 2 and "input" in capsys.readouterr().err
+    assert dump.read_bytes() == before
+    linked = tmp_path / "linked.sqlite"
+    linked.symlink_to(dump)
+    code = main(["kg", "import", "--labels-only", str(dump), "--label-index", str(linked)])
+    assert code == 2 and dump.read_bytes() == before
+
+    users = tmp_path / "mine.sqlite"
+    users.write_bytes(b"a user's own file")
+    code = main(["kg", "import", "--labels-only", str(dump), "--label-index", str(users)])
+    err = capsys.readouterr().err
+    assert code == 2 and str(users) in err
+    assert users.read_bytes() == b"a user's own file"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+    ours = tmp_path / "ours.sqlite"
+    args = ["kg", "import", "--labels-only", str(dump), "--label-index", str(ours)]
+    assert main(args) == 0
+    first = LabelIndex(ours).names
+    assert main(args) == 0  # its own earlier output: replaced
+    assert LabelIndex(ours).names == first > 1000
+    ours.write_bytes(ours.read_bytes() + b"edited by hand")  # changed since: no longer ours
+    assert main(args) == 2 and "changed" in capsys.readouterr().err.lower()

@@ -32,6 +32,8 @@ IMPLIED = [
     (("Max von Laue", "student of", "Max Planck"), "implied:P184"),
     (("Ronald Reagan", "member", "Republican Party"), "implied:P102"),
     (("Kansas City Chiefs", "part of", "National Football League"), "implied:P118"),
+    (("Max Planck", "employer", "Humboldt University of Berlin"), "implied:P1075"),
+    (("White House", "residence of", "First Lady of the United States"), "implied:P263"),
 ]
 
 # the classes of reversed claims the sample still verified (issue 28): "starred" read both
@@ -49,6 +51,21 @@ DIRECTED = [
     ("Detroit", "located in", "Michigan"),
     ("Michigan", "has part", "Detroit"),
     ("National Football League", "has team", "Kansas City Chiefs"),
+    # a property label whose noun names the subject's role reads one way only
+    ("Michael Jordan", "member of sports team", "Chicago Bulls"),
+    # a present-tense verb states the direction by its meaning
+    ("New York City", "contains", "Manhattan"),
+    # phrasing rules (wikidata/relation_phrases.tsv): a label signs its artists
+    ("Motown", "signed", "Michael Jackson (singer)"),
+    ("Ithaca", "home of", "Cornell University"),
+    ("Democratic-Republican Party", "evolved into", "Democratic Party (United States)"),
+]
+# phrasing rules for bare nouns naming the object's role (read either way, said so)
+NOUN_RULES = [
+    (("United Nations", "member state", "Ireland"), "P463"),
+    (("United Nations", "specialized agency", "UNESCO"), "P749"),
+    (("Grammy Lifetime Achievement Award", "recipient", "Michael Jackson (singer)"), "P166"),
+    (("University of Berlin", "faculty member", "Fritz Haber"), "P108"),
 ]
 
 
@@ -77,6 +94,7 @@ def scored(store_dir, tmp_path_factory):
     single += [("Goodfellas", "director", "Martin Scorsese")]
     single += [("Martin Scorsese", "director", "Goodfellas")]
     single += [("Eminem", "born in", "Detroit")]
+    single += [t for t, _ in NOUN_RULES]
     rows = [_row(0, _answer([[list(t)] for t in single]))]
     # shaped like the published file that aborted a run: four-part, two-part, empty, nested
     malformed = [
@@ -207,3 +225,11 @@ def test_a_malformed_implication_line_names_file_and_line(tmp_path, monkeypatch)
             relations.property_implications()
     finally:
         relations.property_implications.cache_clear()
+
+
+def test_phrasing_rules_for_role_nouns_verify(scored):
+    by_triple, _, _ = scored
+    for triple, pid in NOUN_RULES:
+        g = by_triple[triple]
+        assert g["status"] == "verified", (triple, g.get("reason"))
+        assert g["statement"][1] == pid, (triple, g["statement"])

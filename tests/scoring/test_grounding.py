@@ -41,6 +41,34 @@ def test_property_data_files_are_consistent():
     assert not sym & set(inv), "a symmetric property is its own inverse, not a declared pair"
 
 
+def test_relation_tables_load_in_core_not_in_a_job():
+    """The inverse/symmetric tables are read by core (grounding and query generation both
+    use them; jobs import core, never each other): grounding re-exports the same loaders,
+    and querygen/filters.py imports nothing from creagraph.scoring."""
+    import ast
+    import inspect
+
+    from creagraph.core import relations
+    from creagraph.querygen import filters
+    from creagraph.scoring import grounding
+
+    assert grounding.inverse_properties is relations.inverse_properties
+    assert grounding.symmetric_properties is relations.symmetric_properties
+    assert relations.inverse_properties()["P2175"] == ("P2176",)
+    imported = [
+        node.module or ""
+        for node in ast.walk(ast.parse(inspect.getsource(filters)))
+        if isinstance(node, ast.ImportFrom)
+    ] + [
+        alias.name
+        for node in ast.walk(ast.parse(inspect.getsource(filters)))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert "creagraph.core.relations" in imported
+    assert not [m for m in imported if m.startswith("creagraph.scoring")], imported
+
+
 def test_symmetric_property_read_either_way(grounder):
     a = grounder.ground("Minnesota", "shares border with", "Iowa")
     b = grounder.ground("Iowa", "shares border with", "Minnesota")
