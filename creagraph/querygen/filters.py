@@ -42,6 +42,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from creagraph.core.graph import KnowledgeGraph
 from creagraph.core.metrics import path_quality, specificity, triple_class_size
 from creagraph.querygen.sampling import Candidate
 
@@ -235,7 +236,7 @@ def _ordered_sizes(sizes: Counter) -> dict[str, int]:
     return {k: int(sizes[k]) for k in order if sizes.get(k)}
 
 
-def is_trivial(kg, candidate: Candidate) -> bool:
+def is_trivial(kg: KnowledgeGraph, candidate: Candidate) -> bool:
     """Whether the item is trivial: :func:`triviality` gives a reason.
 
     Such an item has a one-hop answer and is dropped (SPEC §3.1 step 5).
@@ -252,7 +253,7 @@ TRIVIALITY_TABLE = "triviality_implications.tsv"
 MIN_CAREER_TEAMS = 2
 
 
-def triviality(kg, candidate: Candidate) -> str | None:
+def triviality(kg: KnowledgeGraph, candidate: Candidate) -> str | None:
     """Why the start entity already meets (or may meet) the target condition, or ``None``.
 
     With the target ``(x, r', y)`` and the start entity s: ``"trivial_one_hop"`` when
@@ -304,7 +305,7 @@ def triviality(kg, candidate: Candidate) -> str | None:
     return None
 
 
-def source_path_quality(kg, candidate: Candidate) -> float:
+def source_path_quality(kg: KnowledgeGraph, candidate: Candidate) -> float:
     """Quality f of the candidate's source path, computed as scoring computes it.
 
     Every triple of a source path is in the graph (factual), so ``f`` is the smallest
