@@ -15,9 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, cast, get_args
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
+
+from creagraph.core.choices import UTILITY_MODES, UtilityMode, utility_mode
 
 if TYPE_CHECKING:
     from creagraph.core.graph import KnowledgeGraph
@@ -49,25 +51,9 @@ __all__ = [
     "set_utilities",
 ]
 
-#: Which CREATE formulas: the paper's or the published code's (SPEC §3.5–3.6); the values
-#: declared here once; :class:`creagraph.scoring.config.Mode` is built from them.
-UtilityMode = Literal["paper", "published"]
-#: The values of :data:`UtilityMode`, in the order they are listed.
-UTILITY_MODES: tuple[UtilityMode, ...] = get_args(UtilityMode)
-
-
 def _check_mode(mode: str) -> None:
     """A :data:`UtilityMode`, else a ValueError naming the choices."""
     utility_mode(mode)
-
-
-def utility_mode(mode: str) -> UtilityMode:
-    """``mode`` as a :data:`UtilityMode` (an enum member's value included), else a
-    ValueError naming the choices."""
-    for choice in UTILITY_MODES:
-        if mode == choice:
-            return choice
-    raise ValueError(f"mode must be 'paper' or 'published', not {mode!r}")
 
 
 Triple = Sequence[str]

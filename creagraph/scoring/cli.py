@@ -29,8 +29,8 @@ from creagraph.cliopts import (
     StoreOpt,
     key_values,
 )
+from creagraph.core.choices import utility_mode
 from creagraph.core.io import InputError, dumps, iter_records
-from creagraph.core.metrics import utility_mode
 from creagraph.core.records import SummaryRow
 from creagraph.scoring.api import SCORE_OUTPUTS, build_scorer, score_fingerprint, score_to_dir
 from creagraph.scoring.config import ENGINES, ScorerConfig

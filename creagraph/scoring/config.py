@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from creagraph.core.choices import UTILITY_MODES
 from creagraph.core.io import InputError
-from creagraph.core.metrics import UTILITY_MODES
 from creagraph.core.records import READINGS
 from creagraph.core.registry import EMBEDDERS, Registry, is_target
 
@@ -43,7 +43,7 @@ __all__ = [
 
 
 #: CREATE formulas: the paper's (default) or the published code's (SPEC §3.6); a member
-#: equals its name, derived from :data:`creagraph.core.metrics.UTILITY_MODES` (declared there).
+#: equals its name, derived from :data:`creagraph.core.choices.UTILITY_MODES` (declared there).
 Mode = StrEnum("Mode", {name: name for name in UTILITY_MODES})  # type: ignore[misc]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from creagraph.core.metrics import UTILITY_MODES, utility_mode
+from creagraph.core.choices import UTILITY_MODES, utility_mode
 from creagraph.core.records import READINGS
 from creagraph.scoring.config import Mode, UnknownReading
 
