@@ -192,12 +192,13 @@ def anchor_labels(population: Population, cluster_index: int, *,
 
 #: Generic nouns and verbs that name no idea on their own (issue 27: graded anchors that were
 #: a lone "ability", "guess", "simulate", "human", "call", "told", "result of"). They come
-#: from the stock sentences of model answers — disclaimers ("I don't have the ability",
-#: "not a human"), narration ("I'll simulate a roll", "it's hard to guess", "the result
-#: of"), explanation ("I'll generate", "it relies on", "it increases", "a variety of
-#: factors") — and from any topic alike, so a label needs a content word outside this list (and
-#: outside the brief) to be named in an anchor. A longer label keeps them ("human touch").
-#: Exact forms, no stems: "party" is no "part", "meaning" no "mean".
+#: from the stock sentences of model answers, whatever the topic — disclaimers ("as an AI
+#: I don't have the ability / capacity / preferences / opinions to make decisions", "not
+#: a human"), narration ("I'll simulate a roll", "it's hard to guess", "the result of"),
+#: explanation ("I'll generate", "it relies on", "it increases", "a variety of factors").
+#: A label needs a content word outside this list, the brief and the vocabulary of task
+#: instructions ("imagine", "create") to be named in an anchor; a longer label keeps them
+#: ("human touch"). Exact forms, no stems: "party" is no "part", "meaning" no "mean".
 GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     ability abilities capability thing things stuff way ways kind kinds type types sort
     lot bit part fact case example result results reason time world life lived living
@@ -208,6 +209,7 @@ GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     capacity factor factors aspect aspects variety generate generated generating
     provide provides offer offers ensure ensures rely relies increase increases include
     includes involve involves determine determines perform performs action actions
+    decision decisions preference preferences opinion opinions
     itself himself herself themselves myself yourself ourselves
 """))
 
@@ -231,11 +233,13 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
       term (:func:`creagraph.tig.brief.matches_brief_term`: "safer" and "safety" restate a
       brief asking for the "safest" code). An emoji or a symbol-only label has none.
     * A label holding a brief term names nothing of its own ("vast whale glides" for a
-      whale haiku), unless it is brief and generic words followed by one content word,
-      the head of the English phrase, and that word is a number or the label's second
-      of two words: "number 42" for "pick a number" is named "42", "whale song" for a
-      whale haiku "song"; "4-digit lock relies" (a fragment whose last word is a verb) is
-      not named.
+      whale haiku).
+    * A label made of brief and generic words followed by one number is named by the
+      number, the head of the phrase: "number 42" and "picked 42" for "pick a number"
+      are named "42", "result of 17" for "roll a die" "17". A word is not taken for
+      the head: without a part-of-speech tagger it may be a verb or a predicate
+      ("4-digit lock relies", "combination stronger" for a lock code brief), so "whale
+      song" for a whale haiku is not named either.
 
     Examples
     --------
@@ -245,6 +249,8 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
     ('42', None, None)
     >>> anchor_label("human touch", terms), anchor_label("number", terms)
     ('human touch', None)
+    >>> anchor_label("number seven", terms) is None  # a word is not taken for the head
+    True
     """
     words = _label_words(label)
     terms = brief_terms or frozenset()
@@ -255,10 +261,10 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
     content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
     if not content:
         return None
+    if len(words) > 1 and content == [len(words) - 1] and words[-1][0].isdigit():
+        return words[-1]
     if not any(from_brief(w) for w in words):
         return label
-    if content == [len(words) - 1] and (len(words) == 2 or words[-1][0].isdigit()):
-        return words[-1]
     return None
 
 

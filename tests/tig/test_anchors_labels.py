@@ -13,7 +13,7 @@ SAFEST = "Which 4-digit lock combination is the safest?"
 def test_a_label_needs_a_content_word():
     terms = brief_terms(PICK, instructions=True)
     for filler in ("ability", "guess", "simulate", "human", "result of", "the ability",
-                   "imagine", "itself"):
+                   "imagine", "itself", "decisions"):
         assert anchor_label(filler, terms) is None, filler
         assert anchor_label(filler) is None, filler  # with no brief too
     for symbol in ("😊", "🎉", "🎲", "...", "!!", "-"):
@@ -31,10 +31,13 @@ def test_a_brief_word_plus_one_content_head_is_named_by_the_head():
     assert anchor_label("number 42", terms) == "42"
     assert anchor_label("the number 42", terms) == "42"
     assert anchor_label("picked 42", terms) == "42"
+    assert anchor_label("result of 17") == "17"  # generic words before a number too
     assert anchor_label("number", terms) is None and anchor_label("number 100", terms) is None
     whale = brief_terms("Write a haiku about a whale.", instructions=True)
-    assert anchor_label("whale song", whale) == "song"
-    assert anchor_label("vast whale", whale) is None  # the content word is a modifier
+    # a word is not taken for the head (it may be a verb, a predicate or a modifier)
+    assert anchor_label("whale song", whale) is None
+    assert anchor_label("vast whale", whale) is None
+    assert anchor_label("combination stronger", brief_terms(SAFEST)) is None
     assert anchor_label("vast whale glides", whale) is None
     lock = brief_terms(SAFEST, instructions=True)
     assert anchor_label("4-digit lock relies", lock) is None  # a fragment, not "relies"
