@@ -25,7 +25,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from creagraph.tig.brief import TASK_KINDS
+from creagraph.tig.brief import (
+    _FUNCTION_WORDS,
+    _NUMBER,
+    _WORD,
+    TASK_KINDS,
+    _is_instruction,
+    matches_brief_term,
+)
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import Population
 from creagraph.tig.schema import ATOM_TYPES, ChecklistAnchor, join_labels
@@ -36,6 +43,8 @@ __all__ = [
     "DEFAULT_LABEL_SIMILARITY",
     "anchor_text",
     "anchor_labels",
+    "anchor_label",
+    "GENERIC_WORDS",
     "select_cliche_clusters",
     "anchors_for_population",
     "anchor_from_dict",
@@ -181,10 +190,82 @@ def anchor_labels(population: Population, cluster_index: int, *,
                  if i == 0 or sim >= label_similarity - 1e-9)
 
 
-def _holds_a_brief_term(label: str, terms: frozenset[str]) -> bool:
-    from creagraph.tig.brief import word_stem
+#: Generic nouns and verbs that name no idea on their own (issue 27: graded anchors that were
+#: a lone "ability", "guess", "simulate", "human", "call", "told", "result of"). They come
+#: from the stock sentences of model answers, whatever the topic — disclaimers ("as an AI
+#: I don't have the ability / capacity / preferences / opinions to make decisions", "not
+#: a human"), narration ("I'll simulate a roll", "it's hard to guess", "the result of"),
+#: explanation ("I'll generate", "it relies on", "it increases", "a variety of factors").
+#: A label needs a content word outside this list, the brief and the vocabulary of task
+#: instructions ("imagine", "create") to be named in an anchor; a longer label keeps them
+#: ("human touch"). Exact forms, no stems: "party" is no "part", "meaning" no "mean".
+GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
+    ability abilities capability thing things stuff way ways kind kinds type types sort
+    lot bit part fact case example result results reason time world life lived living
+    people person human humans someone something anything everything nothing one
+    simulate simulated simulating guess guessing think thought know knew feel felt
+    believe say said tell told call called hear heard get got go went want try see saw
+    help need seem let make made do done take took give gave hope mean able sure okay
+    capacity factor factors aspect aspects variety generate generated generating
+    provide provides offer offers ensure ensures rely relies increase increases include
+    includes involve involves determine determines perform performs action actions
+    decision decisions preference preferences opinion opinions
+    itself himself herself themselves myself yourself ourselves
+"""))
 
-    return any(word_stem(w) in terms for w in label.replace("'s ", " ").split())
+
+def _label_words(label: str) -> list[str]:
+    """The words and numbers of a label, casefolded ("number 42" -> ["number", "42"]); an
+    emoji or a symbol is no word."""
+    return [m.group(0).casefold() for m in
+            sorted([*_WORD.finditer(label), *_NUMBER.finditer(label)], key=lambda m: m.start())]
+
+
+def _is_generic(word: str) -> bool:
+    return word in _FUNCTION_WORDS or word in GENERIC_WORDS or _is_instruction(word)
+
+
+def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str | None:
+    """The form of a cluster label an anchor may name, or ``None`` (issue 27).
+
+    * A label names something only through a content word: a word or a number that is
+      neither a function word, nor a generic word (:data:`GENERIC_WORDS`), nor a brief
+      term (:func:`creagraph.tig.brief.matches_brief_term`: "safer" and "safety" restate a
+      brief asking for the "safest" code). An emoji or a symbol-only label has none.
+    * A label holding a brief term names nothing of its own ("vast whale glides" for a
+      whale haiku).
+    * A label made of brief and generic words followed by one number is named by the
+      number, the head of the phrase: "number 42" and "picked 42" for "pick a number"
+      are named "42", "result of 17" for "roll a die" "17". A word is not taken for
+      the head: without a part-of-speech tagger it may be a verb or a predicate
+      ("4-digit lock relies", "combination stronger" for a lock code brief), so "whale
+      song" for a whale haiku is not named either.
+
+    Examples
+    --------
+    >>> from creagraph.tig.brief import brief_terms
+    >>> terms = brief_terms("Pick a number between 1 and 100.", instructions=True)
+    >>> anchor_label("number 42", terms), anchor_label("ability", terms), anchor_label("😊")
+    ('42', None, None)
+    >>> anchor_label("human touch", terms), anchor_label("number", terms)
+    ('human touch', None)
+    >>> anchor_label("number seven", terms) is None  # a word is not taken for the head
+    True
+    """
+    words = _label_words(label)
+    terms = brief_terms or frozenset()
+
+    def from_brief(w: str) -> bool:
+        return w in terms if w[0].isdigit() else matches_brief_term(w, terms)
+
+    content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
+    if not content:
+        return None
+    if len(words) > 1 and content == [len(words) - 1] and words[-1][0].isdigit():
+        return words[-1]
+    if not any(from_brief(w) for w in words):
+        return label
+    return None
 
 
 def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,
@@ -237,8 +318,12 @@ def anchors_for_population(
         The brief's term stems (:func:`creagraph.tig.brief.brief_terms` with
         ``instructions=True``): an anchor never names a label holding one ("vast whale
         glides" for a whale haiku, "quaint rural kansas town" for a romcom set in rural
-        Kansas), and a cluster all of whose named labels hold one gives no anchor; the
-        next cluster by ClichéScore takes its rank (issue 27: brief words never anchors).
+        Kansas) except by its content head ("number 42" is named "42"), nor a label
+        without a content word (a lone generic word, an emoji; :func:`anchor_label`),
+        nor a label a higher-ranked anchor names; a cluster whose first label a higher
+        rank names ("number 42", then "picked 42": both "42") or left with no label
+        gives no anchor; the next cluster by
+        ClichéScore takes its rank (issue 27: brief words and fillers never anchors).
 
     Returns
     -------
@@ -247,14 +332,18 @@ def anchors_for_population(
     anchors: list[ChecklistAnchor] = []
     ranked = select_cliche_clusters(population, top_k=len(population.clusters),
                                     min_models=min_models)
+    already_named: set[str] = set()  # a label named by a higher rank is not named again
     for k in ranked:
         if len(anchors) >= top_k:
             break
         labels = anchor_labels(population, k, label_similarity=label_similarity)
-        if brief_terms:
-            labels = tuple(x for x in labels if not _holds_a_brief_term(x, brief_terms))
-            if not labels:
-                continue
+        named = [x for x in (anchor_label(x, brief_terms) for x in labels) if x]
+        if not named or named[0] in already_named:
+            continue  # the same idea as a higher rank's ("picked 42" after "number 42")
+        labels = tuple(dict.fromkeys(x for x in named if x not in already_named))
+        if not labels:
+            continue
+        already_named.update(labels)
         rank = len(anchors) + 1
         cluster = population.clusters[k]
         atoms = population.cluster_atoms(k)

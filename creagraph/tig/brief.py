@@ -45,6 +45,8 @@ __all__ = [
     "task_kind",
     "is_short_answer",
     "word_stem",
+    "degree_bases",
+    "matches_brief_term",
 ]
 
 #: Task kinds (SPEC §4.10); anchors are worded by kind (SPEC §4.11).
@@ -161,6 +163,69 @@ def word_stem(word: str) -> str:
     return word
 
 
+#: Superlative and comparative endings, longest first, with what replaces them:
+#: "happiest" / "happier" -> "happy", "safest" / "safer" -> "safe" or "saf", "biggest" ->
+#: "big" (doubled consonant), "safety" -> "safe" (the "-ty" noun of an adjective).
+_DEGREE_ENDINGS = (("iest", "y"), ("ier", "y"), ("est", ""), ("er", ""), ("ty", ""))
+_SUPERLATIVE_ENDINGS = frozenset({"iest", "est"})
+
+
+def degree_bases(word: str, *, superlative_only: bool = False) -> frozenset[str]:
+    """Candidate base adjectives of a superlative, comparative or "-ty" form of ``word``
+    ("safest", "safer", "safety" -> "safe"), as :func:`word_stem` stems; empty when
+    ``word`` has none of those endings.
+
+    The candidates are guesses ("interest" gives "inter"): a caller accepts one only when
+    it is a brief term already (:func:`matches_brief_term`), so "interest" stays a word of
+    its own for a brief asking for the "safest" code. With ``superlative_only`` only the
+    "-est" forms count (what :func:`brief_terms` adds for the brief's own words: a brief's
+    "-er" word is more often a noun, "flower", "corner", than a comparative).
+
+    Examples
+    --------
+    >>> sorted(degree_bases("safest"))
+    ['saf', 'safe']
+    >>> sorted(degree_bases("happier")), sorted(degree_bases("biggest"))
+    (['happ'], ['big', 'bigg', 'bigge'])
+    >>> sorted(degree_bases("safety")), sorted(degree_bases("safety", superlative_only=True))
+    (['safe'], [])
+    """
+    word = normalize(word).replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    bases: set[str] = set()
+    for ending, replacement in _DEGREE_ENDINGS:
+        if superlative_only and ending not in _SUPERLATIVE_ENDINGS:
+            continue
+        if not word.endswith(ending) or len(word) - len(ending) < 3:
+            continue
+        root = word[: -len(ending)] + replacement
+        bases.add(root)
+        if not replacement and not root.endswith("e"):  # "saf" + "e"
+            bases.add(root + "e")
+        if not replacement and len(root) > 3 and root[-1] == root[-2]:  # "bigg" -> "big"
+            bases.add(root[:-1])
+        break
+    return frozenset(word_stem(b) for b in bases if len(b) >= 3)
+
+
+def matches_brief_term(word: str, terms: frozenset[str] | set[str]) -> bool:
+    """True when ``word`` is a brief term: its :func:`word_stem` is one of ``terms``, or
+    it is a superlative, comparative or "-ty" form whose base is one ("safer", "safety"
+    for a brief asking for the "safest" code; the base must be a brief term, so
+    "interest" is not read as "inter" + "-est").
+
+    Examples
+    --------
+    >>> terms = brief_terms("Which 4-digit lock combination is the safest?")
+    >>> [matches_brief_term(w, terms) for w in ("safety", "safer", "safe", "interest")]
+    [True, True, True, False]
+    """
+    if word_stem(word) in terms:
+        return True
+    return any(b in terms for b in degree_bases(word))
+
+
 _INSTRUCTION_STEMS = frozenset(word_stem(w) for w in _INSTRUCTION_WORDS)
 
 
@@ -199,7 +264,10 @@ def brief_terms(brief: str, concept: str | None = None, *,
     >>> sorted(brief_terms("Invent an interesting gadget.", instructions=True))
     ['gadget', 'interest', 'invent']
     """
-    terms = {word_stem(w) for w in _brief_words(brief)}
+    words = _brief_words(brief)
+    terms = {word_stem(w) for w in words}
+    for w in words:  # "safest" is a term as "safe" too (the base of a superlative)
+        terms.update(degree_bases(w, superlative_only=True))
     terms.update(_NUMBER.findall(normalize(brief or "")))
     if concept:
         terms.update(_content_stems(concept))
@@ -224,8 +292,11 @@ def is_from_brief(atom_text: str, terms: frozenset[str] | set[str]) -> bool:
     >>> is_from_brief("number 100", terms)
     True
     """
-    stems = _content_stems(atom_text)
-    return bool(stems) and all(s in terms for s in stems)
+    normal = normalize(atom_text)
+    words = [w.casefold() for w in _WORD.findall(normal) if w.casefold() not in _FUNCTION_WORDS]
+    numbers = _NUMBER.findall(normal)
+    return bool(words or numbers) and all(matches_brief_term(w, terms) for w in words) \
+        and all(n in terms for n in numbers)
 
 
 def task_kind(brief: str, family: str | None = None, kind: str | None = None) -> str:
