@@ -189,3 +189,17 @@ def test_a_grounder_without_a_cache_or_a_store_prefetches_nothing(kg, store_dir,
     cache = GroundingCache(tmp_path / "grounding.sqlite")
     assert _grounder(Remote(), cache).prefetch(_TRIPLES) == 0
     assert cache.hits == cache.misses == 0
+
+
+def test_the_keys_stay_those_of_earlier_runs():
+    """Issue 31 sped the key up (one JSON encoder, not one per call); the keys must stay
+    the SHA-256 of the same JSON, or every verdict kept so far would be lost."""
+    import hashlib
+
+    for triple, ids in (
+        (("Douglas Adams", "educated at", "St John's College"), ("Q42", None)),
+        (("Penélope Cruz", 'say "hi"', "\u2028 \ud800"), ()),
+    ):
+        text = json.dumps(["ctx", list(triple), list(ids)], ensure_ascii=False)
+        expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        assert GroundingCache.key("ctx", triple, ids) == expected
