@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import gzip
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -235,6 +235,7 @@ class Grounder:
         self._held: dict[str, bool] = {}
         self.cache = cache
         self._cache_context: str | None = None  # computed on first use (needs the settings)
+        self._absent: set[bytes] = set()  # keys prefetch found missing from the cache
         if cache is not None and getattr(entities, "cache", False) is None:
             entities.cache = cache  # its links are kept too (see the groundcache module)
 
@@ -248,26 +249,80 @@ class Grounder:
         (:func:`query_context`); a mention with that name links to that id first.
         """
         ctx = context or {}
-        hk, rk, tk = normalize_loose(head), normalize_loose(relation), normalize_loose(tail)
-        key = (hk, rk, tk, ctx.get(hk), ctx.get(tk))
+        key = self._run_key(head, relation, tail, ctx)
         if key not in self._cache:
             self._cache[key] = self._kept(head, relation, tail, ctx, key[3:])
         return self._cache[key]
+
+    @staticmethod
+    def _run_key(head: str, relation: str, tail: str, ctx: Mapping[str, str]) -> tuple:
+        """The key a verdict is remembered by within a run: the normalised texts and the
+        query entities the ends are tied to."""
+        hk, rk, tk = normalize_loose(head), normalize_loose(relation), normalize_loose(tail)
+        return (hk, rk, tk, ctx.get(hk), ctx.get(tk))
+
+    def prefetch(
+        self, triples: Iterable[Sequence[str]], context: Mapping[str, str] | None = None
+    ) -> int:
+        """Read the kept verdicts of ``triples`` from :attr:`cache` in one query (per 500),
+        before :meth:`ground` asks for them one by one (issue 31: a warm run made one
+        ``SELECT`` per triple).
+
+        ``triples`` in the order :meth:`ground` will meet them, so that the first spelling
+        of a normalised triple names its cache entry, as it does without this. Malformed
+        triples (not three non-empty texts) are skipped. What :meth:`ground` returns is
+        the same with or without this call.
+
+        Returns
+        -------
+        int
+            Number of verdicts read from the cache.
+        """
+        context_key = self._context_key()
+        if self.cache is None or not context_key:
+            return 0
+        ctx = context or {}
+        wanted: dict[tuple, bytes] = {}
+        for t in triples:
+            if len(t) != 3 or not all(t):
+                continue
+            head, relation, tail = t
+            key = self._run_key(head, relation, tail, ctx)
+            if key not in self._cache and key not in wanted:
+                wanted[key] = self.cache.key(context_key, (head, relation, tail), key[3:])
+        found = self.cache.get_many(wanted.values())
+        for key, cache_key in wanted.items():
+            fields = found.get(cache_key)
+            if fields is None:
+                self._absent.add(cache_key)  # ground() computes it without asking again
+            else:
+                self._cache[key] = TripleGrounding(**fields)
+        return len(found)
+
+    def _context_key(self) -> str:
+        """The :func:`~creagraph.scoring.groundcache.grounding_context` of this grounder
+        (computed once), ``""`` without a cache or for a graph without a store."""
+        if self.cache is None:
+            return ""
+        if self._cache_context is None:
+            from creagraph.scoring.groundcache import grounding_context
+
+            self._cache_context = grounding_context(self) or ""
+        return self._cache_context
 
     def _kept(
         self, head: str, relation: str, tail: str, ctx: Mapping[str, str], ids: tuple[Any, ...]
     ) -> TripleGrounding:
         """The verdict from :attr:`cache` when it holds it, else grounded (and kept)."""
-        if self.cache is None:
+        context_key = self._context_key()
+        if self.cache is None or not context_key:  # no store: nothing identifies the graph
             return self._ground(head, relation, tail, ctx)
-        if self._cache_context is None:
-            from creagraph.scoring.groundcache import grounding_context
-
-            self._cache_context = grounding_context(self) or ""
-        if not self._cache_context:  # a graph without a store: nothing identifies it
-            return self._ground(head, relation, tail, ctx)
-        key = self.cache.key(self._cache_context, (head, relation, tail), ids)
-        fields = self.cache.get(key)
+        key = self.cache.key(context_key, (head, relation, tail), ids)
+        if key in self._absent:  # prefetch asked already (and counted the miss)
+            self._absent.discard(key)
+            fields = None
+        else:
+            fields = self.cache.get(key)
         if fields is not None:
             return TripleGrounding(**fields)
         grounding = self._ground(head, relation, tail, ctx)

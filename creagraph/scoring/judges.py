@@ -83,6 +83,12 @@ class KgJudge:
             self._row, self._context = row, query_context(row.extra, row.entity_a, row.entity_b)
         return self._context
 
+    def prefetch(self, row: AnswerRow, paths: Sequence[Sequence[Any]]) -> None:
+        """Read the cached verdicts of all the answer's triples at once
+        (:meth:`Grounder.prefetch`), before :meth:`judge` grounds them path by path."""
+        triples = (t for path in paths for t in path)
+        self.grounder.prefetch(triples, context=self._query_context(row))
+
     def judge(
         self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
     ) -> list[TripleJudgment]:
@@ -530,6 +536,7 @@ class HybridJudge:
         """Ground the paths of one answer (kept for :meth:`judge`) and let the fallback
         prefetch the unknown triples of all of them at once."""
         self._grounded.clear()  # what the previous answer left
+        self.kg_judge.prefetch(row, paths)
         asks = []
         for i, triples in enumerate(paths):
             if not triples:

@@ -36,3 +36,20 @@ def test_ascii_fast_paths_equal_the_general_formula():
         assert normalize(text) == general_normalize(text), repr(text)
         assert loosen(normalize(text)) == general_loosen(general_normalize(text)), repr(text)
         assert loosen(text) == general_loosen(text), repr(text)
+
+
+def test_normalize_loose_is_remembered_within_a_bound():
+    """Issue 31: a warm kg-judged run normalises the same names thousands of times; the
+    memo answers them, and it is bounded, so streamed inputs cannot grow it."""
+    from creagraph.core.text import loosen
+
+    info = normalize_loose.cache_info()
+    assert info.maxsize is not None and 0 < info.maxsize <= 1 << 16
+    text = "Issue-31 Memo, Test №1"
+    first = normalize_loose(text)
+    hits = normalize_loose.cache_info().hits
+    assert normalize_loose(text) == first == loosen(normalize(text))
+    assert normalize_loose.cache_info().hits == hits + 1
+    for i in range(info.maxsize + 10):
+        normalize_loose(f"streamed name {i}")
+    assert normalize_loose.cache_info().currsize <= info.maxsize

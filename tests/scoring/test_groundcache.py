@@ -132,3 +132,74 @@ def test_a_full_disk_is_said_as_such_naming_the_file_not_as_damage(tmp_path):
     assert message.startswith(str(tmp_path / "grounding.sqlite")), message
     assert "grounding cache cannot be used" in message and "full" in message, message
     assert "delete" not in message
+
+
+_TRIPLES = [
+    ("Douglas Adams", "educated at", "St John's College"),
+    ("douglas  ADAMS", "Educated at", "St John's college"),  # normalises as the first
+    ("Douglas Adams", "place of birth", "Cambridge"),
+    ("Douglas Adams", "", "Cambridge"),  # malformed: skipped
+    ("Marie Curie", "award received", "Nobel Prize in Physics"),
+]
+
+
+def test_a_batched_read_returns_what_single_reads_return(store_dir, tmp_path):
+    """Issue 31: a warm run reads an answer's verdicts in one query (chunks of ≤ 500);
+    each value is the one a single read returns, absent keys are absent, hits and misses
+    are counted alike."""
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    kg = EmbeddedKG(store_dir)
+    context = {"douglas adams": "Q42"}
+    cold = [_grounder(kg, cache).ground(*t, context=context) for t in _TRIPLES if all(t)]
+    keys = [bytes(k) for (k,) in cache._conn.execute("SELECT key FROM verdicts")]
+    assert len(keys) > 5
+    absent = [GroundingCache.key("no such context", ("a", "b", str(i)), ()) for i in range(3)]
+    mixed = [absent[0], *keys, absent[1], keys[0], absent[2]]
+    before = (cache.hits, cache.misses)
+    found = cache.get_many(mixed, chunk=2)  # several chunks, a repeated key
+    assert (cache.hits - before[0], cache.misses - before[1]) == (len(keys), 3)
+    assert set(found) == set(keys)
+    assert all(found[k] == cache.get(k) for k in keys)
+    assert all(cache.get(k) is None for k in absent)
+    assert cache.get_many([]) == {}
+    # a grounder that prefetches reads every verdict at once and grounds nothing again
+    warm = _grounder(kg, cache)
+    before = (cache.hits, cache.misses)
+    assert warm.prefetch(_TRIPLES, context=context) == 3  # the 4 well-formed: 3 distinct
+    assert cache.hits - before[0] == 3 and cache.misses == before[1]
+    hits = cache.hits
+    again = [warm.ground(*t, context=context) for t in _TRIPLES if all(t)]
+    assert again == cold and cache.hits == hits  # from the prefetched verdicts
+    # another setting still misses: prefetch finds nothing, ground computes the same
+    other = _grounder(kg, cache, min_confidence=0.8)
+    misses = cache.misses
+    assert other.prefetch(_TRIPLES, context=context) == 0
+    assert cache.misses == misses + 3
+    assert [other.ground(*t, context=context) for t in _TRIPLES if all(t)] == cold
+    assert cache.misses == misses + 3  # the misses prefetch counted are not asked again
+
+
+def test_a_grounder_without_a_cache_or_a_store_prefetches_nothing(kg, store_dir, tmp_path):
+    assert _grounder(EmbeddedKG(store_dir), None).prefetch(_TRIPLES) == 0
+
+    class Remote:  # a backend with no store folder (like a SPARQL endpoint)
+        def __getattr__(self, name):
+            return getattr(kg, name) if name != "store" else None
+
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    assert _grounder(Remote(), cache).prefetch(_TRIPLES) == 0
+    assert cache.hits == cache.misses == 0
+
+
+def test_the_keys_stay_those_of_earlier_runs():
+    """Issue 31 sped the key up (one JSON encoder, not one per call); the keys must stay
+    the SHA-256 of the same JSON, or every verdict kept so far would be lost."""
+    import hashlib
+
+    for triple, ids in (
+        (("Douglas Adams", "educated at", "St John's College"), ("Q42", None)),
+        (("Penélope Cruz", 'say "hi"', "\u2028 \ud800"), ()),
+    ):
+        text = json.dumps(["ctx", list(triple), list(ids)], ensure_ascii=False)
+        expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        assert GroundingCache.key("ctx", triple, ids) == expected
