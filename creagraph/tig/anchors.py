@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -214,6 +215,12 @@ GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
 """))
 
 
+#: Brief words asking for symbols as answers: a symbol-only label (an emoji) is then an
+#: answer, not decoration (NoveltyBench "Pick an emoji at random.").
+SYMBOL_WORDS: tuple[str, ...] = ("emoji", "emojis", "emoticon", "emoticons", "symbol",
+                                 "symbols", "icon", "icons", "glyph", "glyphs")
+
+
 def _label_words(label: str) -> list[str]:
     """The words and numbers of a label, casefolded ("number 42" -> ["number", "42"]); an
     emoji or a symbol is no word."""
@@ -240,20 +247,30 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
       the head: without a part-of-speech tagger it may be a verb or a predicate
       ("4-digit lock relies", "combination stronger" for a lock code brief), so "whale
       song" for a whale haiku is not named either.
+    * A label of symbols alone (an emoji) names something only when the brief asks for
+      symbols (:data:`SYMBOL_WORDS`: "pick an emoji" is answered by "🤔"), or when no
+      brief is given; otherwise it is a reply's decoration ("😊" after a number).
 
     Examples
     --------
     >>> from creagraph.tig.brief import brief_terms
     >>> terms = brief_terms("Pick a number between 1 and 100.", instructions=True)
-    >>> anchor_label("number 42", terms), anchor_label("ability", terms), anchor_label("😊")
+    >>> anchor_label("number 42", terms), anchor_label("ability", terms), anchor_label("😊", terms)
     ('42', None, None)
     >>> anchor_label("human touch", terms), anchor_label("number", terms)
     ('human touch', None)
     >>> anchor_label("number seven", terms) is None  # a word is not taken for the head
     True
+    >>> anchor_label("🤔", brief_terms("Pick an emoji at random.", instructions=True))
+    '🤔'
     """
     words = _label_words(label)
     terms = brief_terms or frozenset()
+    if not words and any(unicodedata.category(c) == "So" for c in label):
+        # an emoji; without the brief, an answer cannot be told from decoration
+        asks_for_symbols = brief_terms is None or any(
+            matches_brief_term(w, terms) for w in SYMBOL_WORDS)
+        return label.strip() if asks_for_symbols else None
 
     def from_brief(w: str) -> bool:
         return w in terms if w[0].isdigit() else matches_brief_term(w, terms)

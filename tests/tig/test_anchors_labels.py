@@ -17,7 +17,13 @@ def test_a_label_needs_a_content_word():
         assert anchor_label(filler, terms) is None, filler
         assert anchor_label(filler) is None, filler  # with no brief too
     for symbol in ("😊", "🎉", "🎲", "...", "!!", "-"):
-        assert anchor_label(symbol) is None, symbol
+        assert anchor_label(symbol, terms) is None, symbol
+    for mark in ("...", "!!", "-"):
+        assert anchor_label(mark) is None, mark
+    # an emoji is an answer when the brief asks for one, and cannot be told from
+    # decoration without a brief (the L2MO populations of "Pick an emoji at random.")
+    emoji = brief_terms("Pick an emoji at random.", instructions=True)
+    assert anchor_label("🤔", emoji) == "🤔" and anchor_label("🤔") == "🤔"
     # a generic word beside a content word keeps the label whole
     assert anchor_label("human touch", terms) == "human touch"
     assert anchor_label("joy 🎉") == "joy 🎉"
