@@ -36,12 +36,13 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", stripped.casefold()).strip()
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 12)
 def normalize_loose(text: str) -> str:
     """:func:`normalize`, then every run of punctuation becomes one space.
 
-    Remembered for the last 65,536 texts (a warm kg-judged run normalises ~27,000 names,
-    most of them again and again: issue 31); bounded, so streamed inputs cannot grow it.
+    Remembered for the last 4,096 texts (a warm kg-judged run normalises ~27,000 names,
+    most of them again and again: issue 31); bounded small, so a streamed run's memory does
+    not grow with its input (``tests/scoring/test_streaming.py``: 65,536 entries did).
 
     Examples
     --------

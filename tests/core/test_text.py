@@ -44,7 +44,7 @@ def test_normalize_loose_is_remembered_within_a_bound():
     from creagraph.core.text import loosen
 
     info = normalize_loose.cache_info()
-    assert info.maxsize is not None and 0 < info.maxsize <= 1 << 16
+    assert info.maxsize is not None and 0 < info.maxsize <= 1 << 12
     text = "Issue-31 Memo, Test №1"
     first = normalize_loose(text)
     hits = normalize_loose.cache_info().hits
