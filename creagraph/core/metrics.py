@@ -51,11 +51,6 @@ __all__ = [
     "set_utilities",
 ]
 
-def _check_mode(mode: str) -> None:
-    """A :data:`UtilityMode`, else a ValueError naming the choices."""
-    utility_mode(mode)
-
-
 Triple = Sequence[str]
 
 
@@ -208,7 +203,7 @@ def transform_distance(x: float | np.ndarray, *, mode: UtilityMode = "paper") ->
     >>> transform_distance(1.0117), round(transform_distance(1.0117, mode="published"), 4)
     (1.0, 0.0194)
     """
-    _check_mode(mode)
+    utility_mode(mode)  # a ValueError naming the choices
     arr = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     cosine = 0.5 * (1.0 - np.cos(math.pi * (arr / 0.7) ** 2))
     saturated = arr > 0.7 if mode == "paper" else (arr > 0.7) & (arr <= 1.0)
@@ -286,7 +281,7 @@ def discounts(n: int, gamma: float, mode: UtilityMode = "paper") -> np.ndarray:
     >>> discounts(4, 0.5).tolist(), discounts(4, 0.5, "published").tolist()
     ([1.0, 0.5, 0.25, 0.125], [1.0, 1.0, 0.5, 0.25])
     """
-    _check_mode(mode)
+    utility_mode(mode)  # a ValueError naming the choices
     i = np.arange(n, dtype=np.float64)
     if mode == "published":
         i = np.maximum(i - 1, 0)

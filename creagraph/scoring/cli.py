@@ -272,7 +272,7 @@ def score(
     config = _checked(
         ScorerConfig(
             judge=judge,
-            mode=utility_mode(Mode(mode).value),
+            mode=utility_mode(mode),
             # workers may not share the working directory
             store=str(store.resolve()) if store is not None else None,
             endpoint=endpoint,
@@ -329,7 +329,7 @@ def distinct(
         results,
         out,
         min_quality=min_quality,
-        mode=utility_mode(Mode(mode).value),
+        mode=utility_mode(mode),
         precision=precision,
     )
     for row in summary:
@@ -358,7 +358,7 @@ def distance(
     """
     from creagraph.scoring.distinct import pair_distances
 
-    for record in pair_distances(pairs, mode=utility_mode(Mode(mode).value), precision=precision):
+    for record in pair_distances(pairs, mode=utility_mode(mode), precision=precision):
         typer.echo(dumps(record))
 
 

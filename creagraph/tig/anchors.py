@@ -216,9 +216,9 @@ GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
 
 
 #: Brief words asking for symbols as answers: a symbol-only label (an emoji) is then an
-#: answer, not decoration (NoveltyBench "Pick an emoji at random.").
-SYMBOL_WORDS: tuple[str, ...] = ("emoji", "emojis", "emoticon", "emoticons", "symbol",
-                                 "symbols", "icon", "icons", "glyph", "glyphs")
+#: answer, not decoration (NoveltyBench "Pick an emoji at random."); matched through
+#: :func:`~creagraph.tig.brief.matches_brief_term`, so plurals need no entry.
+SYMBOL_WORDS: tuple[str, ...] = ("emoji", "emoticon", "symbol", "icon", "glyph")
 
 
 def _label_words(label: str) -> list[str]:

@@ -24,6 +24,7 @@ def test_a_label_needs_a_content_word():
     # decoration without a brief (the L2MO populations of "Pick an emoji at random.")
     emoji = brief_terms("Pick an emoji at random.", instructions=True)
     assert anchor_label("🤔", emoji) == "🤔" and anchor_label("🤔") == "🤔"
+    assert anchor_label("🤔", brief_terms("Pick two emojis.", instructions=True)) == "🤔"
     # a generic word beside a content word keeps the label whole
     assert anchor_label("human touch", terms) == "human touch"
     assert anchor_label("joy 🎉") == "joy 🎉"
