@@ -57,7 +57,6 @@ References
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import hashlib
 import json
 import math
@@ -76,7 +75,7 @@ from urllib.parse import urlparse
 
 from creagraph.core import settings
 from creagraph.core.io import InputError
-from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
+from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
 
 if TYPE_CHECKING:  # httpx is imported on the first request (the CLI starts without it)
     import httpx
@@ -488,21 +487,15 @@ class ReplyCache:
             self._db.close()
 
 
+#: The longest a server's ``Retry-After`` is waited for (longer is read as this).
+MAX_RETRY_AFTER = 3600.0
+
+
 def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (a number or an HTTP date), at most 1 hour."""
-    if not value:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    if seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), 3600.0)
+    """Seconds from a ``Retry-After`` header (:func:`~creagraph.core.retry.retry_after_seconds`),
+    at most :data:`MAX_RETRY_AFTER`."""
+    seconds = retry_after_seconds(value)
+    return None if seconds is None else min(seconds, MAX_RETRY_AFTER)
 
 
 class _Deadline(Exception):

@@ -13,15 +13,47 @@ deadline: it will most likely run into it again) is retried at most once, whatev
 
 from __future__ import annotations
 
+import email.utils
+import math
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TypeVar
 
-__all__ = ["RETRY_STATUS", "Retry", "with_retries"]
+__all__ = ["RETRY_STATUS", "Retry", "retry_after_seconds", "with_retries"]
 
 T = TypeVar("T")
 
 #: HTTP statuses worth another attempt: too many requests and transient server errors.
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delay-seconds or an HTTP date.
+
+    A date in the past is 0; a date without a zone is read as UTC; anything else (empty,
+    negative, not finite, not a date) is None, i.e. the header is ignored.
+
+    Examples
+    --------
+    >>> retry_after_seconds("7"), retry_after_seconds("2.5"), retry_after_seconds("soon")
+    (7.0, 2.5, None)
+    >>> retry_after_seconds("Thu, 01 Jan 1970 00:00:00 GMT"), retry_after_seconds("-3")
+    (0.0, None)
+    """
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 class Retry(Exception):

@@ -18,7 +18,6 @@ enforced while reading, not after.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import hashlib
 import http.client
 import json
@@ -31,7 +30,6 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
 from urllib.parse import ParseResult, urlencode, urlparse
@@ -40,7 +38,7 @@ from creagraph import __version__
 from creagraph.core import settings
 from creagraph.core.embeddings import default_cache_dir
 from creagraph.core.io import InputError
-from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
+from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
 
 __all__ = [
     "SparqlClient",
@@ -103,27 +101,6 @@ class _Failed(Exception):
         self.last, self.retry, self.retry_after = last, retry, retry_after
         self.timed_out = timed_out  # retried at most once (core.retry.Retry.once)
 
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delay-seconds or an HTTP date).
-
-    Examples
-    --------
-    >>> _retry_after("7"), _retry_after("Thu, 01 Jan 1970 00:00:00 GMT"), _retry_after("soon")
-    (7.0, 0.0, None)
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class _ResponseCache:
@@ -490,7 +467,7 @@ class SparqlClient:
             reason = f"HTTP {response.status} {response.reason}".rstrip()
             detail = response.read1(2048).decode("utf-8", "replace")
             detail = " ".join(detail.split())[:200]
-            retry_after = _retry_after(response.getheader("Retry-After"))
+            retry_after = retry_after_seconds(response.getheader("Retry-After"))
             if response.status not in RETRY_STATUS:
                 raise _Failed(reason + (f" ({detail})" if detail else ""), retry=False)
             raise _Failed(reason, retry_after=retry_after)

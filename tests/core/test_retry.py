@@ -2,7 +2,10 @@
 
 import pytest
 
-from creagraph.core.retry import RETRY_STATUS, Retry, with_retries
+import email.utils
+import time
+
+from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
 
 
 class GaveUp(RuntimeError):
@@ -59,3 +62,19 @@ def test_no_retries_means_one_attempt():
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 def test_transient_statuses(status):
     assert status in RETRY_STATUS and 404 not in RETRY_STATUS
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("7", 7.0), (" 12 ", 12.0), ("2.5", 2.5), ("0", 0.0),
+    ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
+    (None, None), ("", None), ("soon", None), ("-3", None), ("nan", None), ("inf", None),
+])
+def test_retry_after_header_values(header, expected):
+    """One reading of Retry-After for the SPARQL and LLM clients: seconds or an HTTP date;
+    what is not a usable wait is ignored (None), never a negative or endless sleep."""
+    assert retry_after_seconds(header) == expected
+
+
+def test_retry_after_future_http_date_is_the_time_left():
+    when = email.utils.formatdate(time.time() + 120, usegmt=True)
+    assert 110 <= retry_after_seconds(when) <= 120
