@@ -1,9 +1,9 @@
 """One retry-with-backoff loop for every client (core/retry.py, issue 18)."""
 
-import pytest
-
 import email.utils
 import time
+
+import pytest
 
 from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
 
