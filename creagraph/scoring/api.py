@@ -675,8 +675,12 @@ def _run_engine(rows: Iterable[AnswerRow], config: ScorerConfig, out: Path, engi
     from creagraph.scoring.distributed import ray_cluster, ray_runner
 
     with ray_cluster(address, workers):
-        runner = ray_runner(config, build_scorer, workers)
-        return score_files(rows, None, out, run=runner, total=total)
+        reported: list[dict[str, int] | None] = []
+        runner = ray_runner(config, build_scorer, workers, report_usage=reported.append)
+        counts = score_files(rows, None, out, run=runner, total=total)
+        if reported and reported[0] is not None:
+            counts["llm_judge"] = reported[0]
+        return counts
 
 
 def _write_parquet(out: Path) -> None:

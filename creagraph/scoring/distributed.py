@@ -345,6 +345,9 @@ class _ScorerActor:
     def score(self, rows: list) -> list:
         return [self._scorer.score(row) for row in rows]
 
+    def usage(self) -> dict[str, int] | None:
+        return judge_usage(self._scorer)
+
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
     """Fail fast, with a clear message, when a ``host:port`` address does not answer."""
@@ -436,6 +439,7 @@ def ray_runner(
     workers: int = 0,
     batch_size: int = 4,
     max_in_flight: int | None = None,
+    report_usage: Callable[[dict[str, int] | None], None] | None = None,
 ) -> Callable[[Iterable[Any]], Iterator[Any]]:
     """An executor for :func:`creagraph.scoring.pipeline.score_files` on Ray actors.
 
@@ -445,7 +449,9 @@ def ray_runner(
     queries, each batch goes to the actor with the fewest unfinished batches, at most
     ``max_in_flight`` batches (default: twice the number of actors) are outstanding, and
     results are yielded in input order. The actors are killed when the iteration ends,
-    fails or is abandoned.
+    fails or is abandoned; when it ends, ``report_usage`` (if given) is first called with
+    the actors' LLM-judge counters summed (:func:`usage_since`; ``None`` when the judge
+    asks no LLM), as the local and Dask engines report them.
 
     Examples
     --------
@@ -488,6 +494,9 @@ def ray_runner(
                 return result
 
             yield from ordered_results(chunks, submit, collect, limit)
+            if report_usage is not None:  # each actor's scorer is new: nothing to subtract
+                counters = _ray_get(ray, [actor.usage.remote() for actor in actors])
+                report_usage(usage_since({}, {str(i): c for i, c in enumerate(counters)}))
         finally:
             for actor in actors:
                 with contextlib.suppress(Exception):

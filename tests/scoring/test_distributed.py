@@ -165,8 +165,9 @@ def test_ray_worker_error_reaches_the_user(sample_files, tmp_path, capsys):
 
 
 @pytest.mark.distributed
-def test_dask_reports_the_llm_judges_usage_as_the_local_engine(tmp_path, sample_files,
-                                                               monkeypatch):
+@pytest.mark.parametrize("engine", ["dask", "ray"])
+def test_cluster_reports_the_llm_judges_usage_as_the_local_engine(engine, tmp_path,
+                                                                  sample_files, monkeypatch):
     """The workers' LLM judge requests and tokens reach run.json and the cost estimate,
     as the local engine's do (each run with its own empty reply cache)."""
     import json
@@ -174,6 +175,8 @@ def test_dask_reports_the_llm_judges_usage_as_the_local_engine(tmp_path, sample_
     from tests.chatserver import ChatServer
     from tests.scoring.test_llm_judge_client import verdicts
 
+    if engine == "ray":
+        pytest.importorskip("ray")
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(sample_files[0].read_text().splitlines(keepends=True)[:3]))
     usage = {}
@@ -181,13 +184,13 @@ def test_dask_reports_the_llm_judges_usage_as_the_local_engine(tmp_path, sample_
         args = ["score", str(answers), "--model", "M", "--judge", "llm", "--llm-base-url",
                 server.url, "--llm-model", "judge-m", "--embedder", "hashing",
                 "--price-input", "1", "--price-output", "2"]
-        for engine in ("local", "dask"):
-            monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / f"cache-{engine}"))
-            cluster = ["--engine", "dask", "--workers", "2"] if engine == "dask" else []
-            assert main([*args, *cluster, "--out", str(tmp_path / engine)]) == 0
-            run = json.loads((tmp_path / engine / "run.json").read_text())
-            usage[engine] = run["llm_judge"]
-    local, remote = usage["local"], usage["dask"]
+        for name in ("local", engine):
+            monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / f"cache-{name}"))
+            cluster = ["--engine", name, "--workers", "2"] if name != "local" else []
+            assert main([*args, *cluster, "--out", str(tmp_path / name)]) == 0
+            run = json.loads((tmp_path / name / "run.json").read_text())
+            usage[name] = run["llm_judge"]
+    local, remote = usage["local"], usage[engine]
     assert local["requests"] > 0 and local["sent"] == local["requests"]
     for key in ("requests", "sent", "cached", "failed", "total_tokens", "sent_prompt_tokens"):
         assert remote[key] == local[key], key
