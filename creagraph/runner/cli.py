@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from creagraph.cliopts import ConfigOpt, LlmApiKeyEnvOpt, LlmBaseUrlOpt, LlmModelOpt, OutOpt
+from creagraph.cliopts import (
+    ConfigOpt,
+    JudgeArgOpt,
+    JudgeOpt,
+    LlmApiKeyEnvOpt,
+    LlmBaseUrlOpt,
+    LlmModelOpt,
+    OutOpt,
+    key_values,
+)
 from creagraph.core.io import InputError
 
 if TYPE_CHECKING:  # imported where used: `creagraph --help` stays fast
@@ -272,7 +281,8 @@ def eval_create(
     llm_base_url: LlmBaseUrlOpt = None,
     llm_model: LlmModelOpt = None,
     llm_api_key_env: LlmApiKeyEnvOpt = None,
-    judge: Annotated[str, typer.Option("--judge", help="kg, stored, llm or hybrid.")] = "kg",
+    judge: JudgeOpt = "kg",
+    judge_arg: JudgeArgOpt = None,
     mode: Annotated[str, typer.Option("--mode", help="paper or published.")] = "paper",
     store: Annotated[Path | None, typer.Option("--store", help="Embedded store.")] = None,
     endpoint: Annotated[
@@ -318,6 +328,7 @@ def eval_create(
         system_prompt=system_prompt,
         model_name=model_name,
         judge=judge,
+        judge_args=key_values(judge_arg, "--judge-arg"),
         mode=mode,
         store=str(store) if store else None,
         endpoint_url=endpoint,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ def eval_create(
     system_prompt: str | None = None,
     model_name: str | None = None,
     judge: str = "kg",
+    judge_args: Mapping[str, Any] | None = None,
     mode: str = "paper",
     store: str | None = None,
     endpoint_url: str | None = None,
@@ -66,7 +67,8 @@ def eval_create(
     from creagraph.scoring.config import ScorerConfig
 
     root = Path(out)
-    config = ScorerConfig(judge=judge, mode=mode, store=store, endpoint=endpoint_url)
+    config = ScorerConfig(judge=judge, judge_args=judge_args, mode=mode, store=store,
+                          endpoint=endpoint_url)
     config.validate()
     sampling = sampling or Sampling()
     settings = llm_settings(endpoint.base_url, endpoint.model, None,
@@ -89,6 +91,8 @@ def eval_create(
         "store": str(Path(store).resolve()) if store else None,
         "endpoint": endpoint_url,
     }
+    if judge_args:  # only when given, so that folders made before the option still resume
+        fingerprint["judge_args"] = dict(judge_args)
     run_dir, score_dir, report_dir = root / "run", root / "score", root / "report"
     _check_compare_within(queries_path, compare)  # before any request is sent
     with claim_output_dir(root, "eval create", EVAL_OUTPUTS, inputs=inputs,

@@ -382,3 +382,44 @@ def test_several_query_files_are_one_set_matching_the_published_files_scored_tog
     sets = tally.resolve()
     assert len({s["query_set"] for s in sets.values()}) == 1
     assert sets["mine"]["query_set_size"] == 22
+
+
+USER_JUDGE = '''
+from creagraph.scoring.judges import TripleJudgment
+
+
+class EveryTripleJudge:
+    """A user's judge: every triple factual, at the specificity it is given."""
+    name = "every-triple"
+
+    def __init__(self, specificity=1):
+        self.specificity = specificity
+
+    def judge(self, row, path_index, triples):
+        return [TripleJudgment(self.specificity, 1.0, "every-triple") for _ in triples]
+'''
+
+
+def test_eval_create_takes_a_users_judge_and_its_arguments(capsys, tmp_path, published,
+                                                          monkeypatch):
+    """``--judge MODULE:ATTR --judge-arg K=V`` reach the scoring step as ``score``'s do, and
+    the arguments are part of the folder's settings (another value is refused)."""
+    folder = tmp_path / "userpkg"
+    folder.mkdir()
+    (folder / "userjudges.py").write_text(USER_JUDGE)
+    monkeypatch.syspath_prepend(str(folder))
+    rows = read_records(published)[:2]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with ChatServer(answer_for(rows)) as server:
+        args = ("eval", "create", queries, "--llm-base-url", server.url, "--llm-model", "m",
+                "--judge", "userjudges:EveryTripleJudge", "--out", tmp_path / "eval")
+        code, _, err = run(capsys, *args, "--judge-arg", "specificity=7")
+        assert code == 0, err
+        paths = read_jsonl(tmp_path / "eval" / "score" / "paths.jsonl")
+        judgments = [j for p in paths for j in p["judgments"]]
+        assert judgments and {(j["status"], j["specificity"]) for j in judgments} == {
+            ("every-triple", 7)}
+        code, _, err = run(capsys, *args, "--judge-arg", "specificity=3")
+        assert code == 2 and "other settings" in err and "judge_args" in err
+    sys.modules.pop("userjudges", None)
