@@ -36,6 +36,7 @@ from creagraph.tig.brief import (
     _is_instruction,
     brief_words,
     degree_base_words,
+    is_short_answer,
     matches_brief_term,
 )
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
@@ -520,22 +521,24 @@ def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
 def _lead_label(population: Population, cluster_index: int, nameable: Any,
                 label_similarity: float) -> int | None:
     """Index (by frequency) of the label that leads the cluster's anchor, or ``None`` when
-    no label can be named or the cluster is mixed (see :func:`anchors_for_population`)."""
+    no label can be named or the label most members share names nothing (see
+    :func:`anchors_for_population`)."""
     labels = population.clusters[cluster_index].labels[:LEAD_CANDIDATES]
     candidates = [i for i, label in enumerate(labels) if nameable(label)]
     if not candidates:
         return None
     if population.node_vectors is None:
         return candidates[0]
-    best, best_share = candidates[0], -1.0
-    for i in candidates:
-        share = label_share(population, cluster_index, labels[i],
-                            label_similarity=label_similarity, paraphrase=nameable)
-        if share >= MIN_LABEL_SHARE - 1e-9 and i == candidates[0]:
-            return i
-        if share > best_share + 1e-9:
-            best, best_share = i, share
-    return best if best_share >= MIN_LABEL_SHARE - 1e-9 else None
+    if label_share(population, cluster_index, labels[candidates[0]],
+                   label_similarity=label_similarity,
+                   paraphrase=nameable) >= MIN_LABEL_SHARE - 1e-9:
+        return candidates[0]
+    shares = [label_share(population, cluster_index, label, label_similarity=label_similarity)
+              for label in labels]
+    best = max(range(len(labels)), key=lambda i: (shares[i], -i))
+    # the label most members share leads; when it names nothing (a brief word, a
+    # synonym, a filler), the cluster restates the brief and gives no anchor
+    return best if best in candidates else None
 
 
 def core_ideas(responses: Iterable[Any]) -> dict[str, str]:
@@ -591,7 +594,8 @@ def anchors_for_population(
     response_texts : mapping of str to str, optional
         Response id -> the text its atoms were read from (the Core Idea): a lone word the
         cluster's responses use as a verb ("it lands on 14") is not named
-        (:func:`is_verb_in_usage`); the cluster's next label candidate is.
+        (:func:`is_verb_in_usage`); the cluster's next label candidate is. Not for the
+        short-answer kinds (see Notes).
     embedder : optional
         See ``brief``.
 
@@ -600,9 +604,15 @@ def anchors_for_population(
     The label that leads an anchor is the cluster's most frequent nameable label among
     its first :data:`LEAD_CANDIDATES`, provided at least :data:`MIN_LABEL_SHARE` of the
     cluster's responses hold it or a paraphrase of it (:func:`label_share`); otherwise the
-    candidate most of them share leads, and a cluster whose candidates are each held by
-    fewer than half its responses is mixed and gives no anchor (issue 27: "rolling pin,
-    bowling pins or roll"). Without node vectors the share is not checked.
+    label most of them share leads (issue 27: mixed clusters; "randomness" held by a
+    third of a cluster whose members mostly say "avoid obvious patterns"); when that
+    label names nothing (it restates the brief, by a synonym too: "secure" for the
+    "safest" code), the cluster gives no anchor, rather than be named by a minority's
+    label ("true security"). A mixed cluster otherwise keeps its anchor: its members
+    are common answers, and dropping it would hand its rank to a rare idea. Without
+    node vectors the share is not checked.
+    The lone-verb rule holds for visual briefs and open prompts only: the answer to a
+    use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
     Returns
     -------
@@ -615,7 +625,7 @@ def anchors_for_population(
     for k in ranked:
         if len(anchors) >= top_k:
             break
-        texts = None if response_texts is None else [
+        texts = None if response_texts is None or is_short_answer(kind) else [
             response_texts[r] for r in sorted({a[1] for a in population.cluster_atoms(k)})
             if r in response_texts]
 
