@@ -498,7 +498,7 @@ def _item_id(task_id: str, comparison: str, cluster_id: str) -> str:
     return f"anchor-{digest[:12]}"
 
 
-#: How many of a cluster's most frequent labels may lead its anchor (:func:`anchors_for_population`).
+#: How many of a cluster's most frequent labels may lead its anchor.
 LEAD_CANDIDATES = 10
 
 
