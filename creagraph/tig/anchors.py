@@ -55,6 +55,7 @@ __all__ = [
     "CRITERION_SIMILARITY",
     "MIN_LABEL_SHARE",
     "LEAD_CANDIDATES",
+    "SAME_IDEA_SIMILARITY",
     "brief_synonyms",
     "is_verb_in_usage",
     "core_ideas",
@@ -216,6 +217,8 @@ def anchor_labels(population: Population, cluster_index: int, *,
 #: A label needs a content word outside this list, the brief and the vocabulary of task
 #: instructions ("imagine", "create") to be named in an anchor; a longer label keeps them
 #: ("human touch"). Exact forms, no stems: "party" is no "part", "meaning" no "mean".
+#: The hedges of opinion answers name no answer either ("it depends on the individual",
+#: "your specific needs", "certain / various circumstances", "the situation"; session 8).
 GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     ability abilities capability thing things stuff way ways kind kinds type types sort
     lot bit part fact case example result results reason time world life lived living
@@ -228,6 +231,8 @@ GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     includes involve involves determine determines perform performs action actions
     decision decisions preference preferences opinion opinions
     itself himself herself themselves myself yourself ourselves
+    individual individuals specific particular certain various needs circumstances
+    situation situations
 """))
 
 
@@ -257,7 +262,8 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
       term (:func:`creagraph.tig.brief.matches_brief_term`: "safer" and "safety" restate a
       brief asking for the "safest" code), nor one of ``synonyms`` (the label words
       :func:`brief_synonyms` finds restating a brief word by another word: "secure" for
-      the "safest" code). An emoji or a symbol-only label has none.
+      the "safest" code), nor a word written with a number of the brief ("d20" for a
+      "20-sided die"). An emoji or a symbol-only label has none.
     * A label holding a brief term names nothing of its own ("vast whale glides" for a
       whale haiku).
     * A label made of brief and generic words followed by one number is named by the
@@ -294,6 +300,8 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
     def from_brief(w: str) -> bool:
         if w[0].isdigit():
             return w in terms
+        if any(c.isdigit() for c in w):  # "d20" for a "20-sided die": the brief's number
+            return any(n in terms for n in re.findall(r"\d+", w)) or w in synonyms
         return w in synonyms or matches_brief_term(w, terms)
 
     content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
@@ -498,6 +506,23 @@ def _item_id(task_id: str, comparison: str, cluster_id: str) -> str:
     return f"anchor-{digest[:12]}"
 
 
+#: Cosine of two anchors' leading labels from which they name one idea ("matter of
+#: personal preference" after "personal preference": 0.91): the synonym threshold τ of
+#: SPEC §4.10. The lower anchor gives way to the next cluster.
+SAME_IDEA_SIMILARITY = 0.8
+
+
+def _label_vector(population: Population, cluster_index: int, label: str
+                  ) -> np.ndarray | None:
+    """The node vector of the cluster's node labelled ``label`` (``None`` without one)."""
+    if population.node_vectors is None:
+        return None
+    for n in np.flatnonzero(population.node_cluster == cluster_index).tolist():
+        if population.canonical[n].label == label:
+            return population.node_vectors[n].astype(np.float64)
+    return None
+
+
 #: How many of a cluster's most frequent labels may lead its anchor.
 LEAD_CANDIDATES = 10
 
@@ -610,7 +635,9 @@ def anchors_for_population(
     "safest" code), the cluster gives no anchor, rather than be named by a minority's
     label ("true security"). A mixed cluster otherwise keeps its anchor: its members
     are common answers, and dropping it would hand its rank to a rare idea. Without
-    node vectors the share is not checked.
+    node vectors the share is not checked. A cluster whose leading label is within
+    :data:`SAME_IDEA_SIMILARITY` of a higher anchor's leading label names the same idea
+    and gives way to the next cluster.
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a
     use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
@@ -622,6 +649,7 @@ def anchors_for_population(
     ranked = select_cliche_clusters(population, top_k=len(population.clusters),
                                     min_models=min_models)
     already_named: set[str] = set()  # a label named by a higher rank is not named again
+    lead_vectors: list[np.ndarray] = []  # and an idea it names is not named again
     for k in ranked:
         if len(anchors) >= top_k:
             break
@@ -635,6 +663,10 @@ def anchors_for_population(
         lead = _lead_label(population, k, nameable, label_similarity)
         if lead is None:
             continue
+        lead_vector = _label_vector(population, k, population.clusters[k].labels[lead])
+        if lead_vector is not None and any(float(lead_vector @ v) >= SAME_IDEA_SIMILARITY
+                                           - 1e-9 for v in lead_vectors):
+            continue  # a higher rank names this idea already
         labels = anchor_labels(population, k, label_similarity=label_similarity, lead=lead)
         named = [x for x in map(nameable, labels) if x]
         if not named or named[0] in already_named:
@@ -643,6 +675,8 @@ def anchors_for_population(
         if not labels:
             continue
         already_named.update(labels)
+        if lead_vector is not None:
+            lead_vectors.append(lead_vector)
         rank = len(anchors) + 1
         cluster = population.clusters[k]
         atoms = population.cluster_atoms(k)
