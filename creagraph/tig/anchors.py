@@ -253,6 +253,17 @@ def _is_generic(word: str) -> bool:
     return word in _FUNCTION_WORDS or word in GENERIC_WORDS or _is_instruction(word)
 
 
+def _from_brief(word: str, terms: frozenset[str], synonyms: frozenset[str]) -> bool:
+    """True when a label's ``word`` is the brief's: a brief number, a brief term (up to
+    its endings), a word written with a brief number ("d20" for a "20-sided die"), or one
+    of ``synonyms``."""
+    if word[0].isdigit():
+        return word in terms
+    if any(c.isdigit() for c in word):
+        return any(n in terms for n in re.findall(r"\d+", word)) or word in synonyms
+    return word in synonyms or matches_brief_term(word, terms)
+
+
 def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
                  synonyms: frozenset[str] = frozenset()) -> str | None:
     """The form of a cluster label an anchor may name, or ``None`` (issue 27).
@@ -298,11 +309,7 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
         return label.strip() if asks_for_symbols else None
 
     def from_brief(w: str) -> bool:
-        if w[0].isdigit():
-            return w in terms
-        if any(c.isdigit() for c in w):  # "d20" for a "20-sided die": the brief's number
-            return any(n in terms for n in re.findall(r"\d+", w)) or w in synonyms
-        return w in synonyms or matches_brief_term(w, terms)
+        return _from_brief(w, terms, synonyms)
 
     content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
     if not content:
@@ -412,7 +419,8 @@ _NOUN_BEFORE = frozenset(str.split("""
     a an the my your his her its our their this that these those of with for some any no
     every each much many more lots full
 """))
-_TOKEN = re.compile(r"[\w'’]+", re.UNICODE)
+_TOKEN = re.compile(r"[\w'’]+|[^\w\s]", re.UNICODE)  # punctuation separates words
+_SENTENCE_END = frozenset(".!?:;\"“”()[]*#-–—")
 
 
 def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
@@ -424,8 +432,9 @@ def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
     a possessive or an object pronoun ("generate a number"). A word with a verbal
     occurrence and none used as a noun (after an article, a possessive, "of", "with" …,
     or before "of") is a verb as well ("the die rolls and lands on 12" beside "it lands
-    on 14"). No part-of-speech tagger is needed: the responses' own wording decides, so
-    "love" in "wishing you love and joy" stays a noun.
+    on 14"). A capitalised occurrence inside a sentence is a name ("I suggest Arjun"), and
+    punctuation separates words. No part-of-speech tagger is needed: the responses' own
+    wording decides, so "love" in "wishing you love and joy" stays a noun.
 
     Examples
     --------
@@ -440,14 +449,17 @@ def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
     target = word.casefold()
     verbal = nominal = total = 0
     for text in texts:
-        tokens = [t.casefold().replace("’", "'") for t in _TOKEN.findall(text)]
+        raw = _TOKEN.findall(text)
+        tokens = [t.casefold().replace("’", "'") for t in raw]
         for i, token in enumerate(tokens):
             if token != target:
                 continue
             total += 1
             before = tokens[i - 1] if i else ""
             after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if before in _VERB_BEFORE or after in _VERB_AFTER:
+            if raw[i][:1].isupper() and before and before not in _SENTENCE_END:
+                nominal += 1  # a capital inside a sentence: a name ("I suggest Arjun")
+            elif before in _VERB_BEFORE or after in _VERB_AFTER:
                 verbal += 1
             elif before in _NOUN_BEFORE or after == "of":
                 nominal += 1
@@ -543,8 +555,19 @@ def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
     return named
 
 
+def _restates(label: str, terms: frozenset[str] | None, brief: str | None,
+              embedder: Any) -> bool:
+    """True when ``label`` has no word of its own: every word and number is a function,
+    generic or instruction word, a brief term or a synonym of one ("secure", "100% safe"
+    for the "safest" code; not "rope swing" for a rope)."""
+    words = _label_words(label)
+    synonyms = brief_synonyms(words, brief, embedder=embedder) if brief else frozenset()
+    return all(_is_generic(w) or _from_brief(w, terms or frozenset(), synonyms)
+               for w in words)
+
+
 def _lead_label(population: Population, cluster_index: int, nameable: Any,
-                label_similarity: float) -> int | None:
+                restates: Any, label_similarity: float) -> int | None:
     """Index (by frequency) of the label that leads the cluster's anchor, or ``None`` when
     no label can be named or the label most members share names nothing (see
     :func:`anchors_for_population`)."""
@@ -561,9 +584,18 @@ def _lead_label(population: Population, cluster_index: int, nameable: Any,
     shares = [label_share(population, cluster_index, label, label_similarity=label_similarity)
               for label in labels]
     best = max(range(len(labels)), key=lambda i: (shares[i], -i))
-    # the label most members share leads; when it names nothing (a brief word, a
-    # synonym, a filler), the cluster restates the brief and gives no anchor
-    return best if best in candidates else None
+    if best in candidates:
+        return best  # the label most members share leads
+    if restates(labels[best]):
+        return None  # it is the brief again (a brief word, a synonym, a filler)
+    # it holds a word of its own beside the brief's ("rope swing" for a rope): its
+    # nearest nameable paraphrase leads ("swing"), if it has one
+    shared = _label_vector(population, cluster_index, labels[best])
+    sims = [float(v @ shared) if shared is not None and v is not None else -1.0
+            for v in (_label_vector(population, cluster_index, labels[i])
+                      for i in candidates)]
+    nearest = max(range(len(candidates)), key=lambda j: (sims[j], -j))
+    return candidates[nearest] if sims[nearest] >= label_similarity - 1e-9 else None
 
 
 def core_ideas(responses: Iterable[Any]) -> dict[str, str]:
@@ -633,7 +665,9 @@ def anchors_for_population(
     third of a cluster whose members mostly say "avoid obvious patterns"); when that
     label names nothing (it restates the brief, by a synonym too: "secure" for the
     "safest" code), the cluster gives no anchor, rather than be named by a minority's
-    label ("true security"). A mixed cluster otherwise keeps its anchor: its members
+    label ("true security"); when it holds a brief word beside one of its own ("rope
+    swing" for a rope), its nearest nameable paraphrase (within ``label_similarity``:
+    "swing") leads, and without one the cluster gives no anchor. A mixed cluster otherwise keeps its anchor: its members
     are common answers, and dropping it would hand its rank to a rare idea. Without
     node vectors the share is not checked. A cluster whose leading label is within
     :data:`SAME_IDEA_SIMILARITY` of a higher anchor's leading label names the same idea
@@ -660,7 +694,10 @@ def anchors_for_population(
         def nameable(label: str, texts: list[str] | None = texts) -> str | None:
             return _nameable(label, brief_terms, brief, texts, embedder)
 
-        lead = _lead_label(population, k, nameable, label_similarity)
+        def restates(label: str) -> bool:
+            return _restates(label, brief_terms, brief, embedder)
+
+        lead = _lead_label(population, k, nameable, restates, label_similarity)
         if lead is None:
             continue
         lead_vector = _label_vector(population, k, population.clusters[k].labels[lead])
