@@ -407,7 +407,8 @@ def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
 
 #: Words before which a lone word is used as a verb ("it lands on 14", "I'll simulate a
 #: roll", "hard to guess"): subject pronouns, auxiliaries and the infinitive "to". "you"
-#: is left out: in "wishing you joy" it is the object before a noun.
+#: is left out: in "wishing you joy" it is the object before a noun; after "it" only an
+#: "-s" or "-ed" form is a verb ("it lands", not "makes it harder").
 _VERB_BEFORE = frozenset(str.split("""
     i he she it we they to will 'll ’ll can could would should shall may might must did
     does do don't doesn't didn't can't cannot won't let's i'll we'll it'll i'd we'd
@@ -459,8 +460,9 @@ def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
             after = tokens[i + 1] if i + 1 < len(tokens) else ""
             if raw[i][:1].isupper() and before and before not in _SENTENCE_END:
                 nominal += 1  # a capital inside a sentence: a name ("I suggest Arjun")
-            elif before in _VERB_BEFORE or after in _VERB_AFTER:
-                verbal += 1
+            elif (before in _VERB_BEFORE and (before != "it" or token.endswith(("s", "ed")))
+                  or after in _VERB_AFTER):
+                verbal += 1  # "it" is an object too ("makes it harder"): "it lands" only
             elif before in _NOUN_BEFORE or after == "of":
                 nominal += 1
     return verbal > 0 and (2 * verbal >= total or nominal == 0)
@@ -667,9 +669,9 @@ def anchors_for_population(
     "safest" code), the cluster gives no anchor, rather than be named by a minority's
     label ("true security"); when it holds a brief word beside one of its own ("rope
     swing" for a rope), its nearest nameable paraphrase (within ``label_similarity``:
-    "swing") leads, and without one the cluster gives no anchor. A mixed cluster otherwise keeps its anchor: its members
-    are common answers, and dropping it would hand its rank to a rare idea. Without
-    node vectors the share is not checked. A cluster whose leading label is within
+    "swing") leads, and without one the cluster gives no anchor. A mixed cluster
+    otherwise keeps its anchor: its members are common answers, and dropping it would
+    hand its rank to a rare idea. Without node vectors the share is not checked. A cluster whose leading label is within
     :data:`SAME_IDEA_SIMILARITY` of a higher anchor's leading label names the same idea
     and gives way to the next cluster.
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a

@@ -61,6 +61,7 @@ def test_verb_in_usage():
     assert not is_verb_in_usage("joy", ["Wishing you joy!", "full of joy", "joy of life"])
     assert not is_verb_in_usage("lands", ["Distant lands await.", "the lands of ice"])
     assert not is_verb_in_usage("secure", ["All codes are equally secure from attack."])
+    assert not is_verb_in_usage("harder", ["It makes it harder to guess.", "it harder for"])
     assert not is_verb_in_usage("lands", [])  # no occurrence: no evidence
     # a capital inside a sentence is a name; punctuation separates words
     assert not is_verb_in_usage("arjun", ["I'd name him Arjun, the hero.", "I suggest: Arjun"])
