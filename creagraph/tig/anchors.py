@@ -671,9 +671,9 @@ def anchors_for_population(
     swing" for a rope), its nearest nameable paraphrase (within ``label_similarity``:
     "swing") leads, and without one the cluster gives no anchor. A mixed cluster
     otherwise keeps its anchor: its members are common answers, and dropping it would
-    hand its rank to a rare idea. Without node vectors the share is not checked. A cluster whose leading label is within
-    :data:`SAME_IDEA_SIMILARITY` of a higher anchor's leading label names the same idea
-    and gives way to the next cluster.
+    hand its rank to a rare idea. Without node vectors the share is not checked. A
+    cluster whose leading label is within :data:`SAME_IDEA_SIMILARITY` of a higher
+    anchor's leading label names the same idea and gives way to the next cluster.
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a
     use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
