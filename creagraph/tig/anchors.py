@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +34,9 @@ from creagraph.tig.brief import (
     _WORD,
     TASK_KINDS,
     _is_instruction,
+    brief_words,
+    degree_base_words,
+    is_short_answer,
     matches_brief_term,
 )
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
@@ -46,6 +51,15 @@ __all__ = [
     "anchor_labels",
     "anchor_label",
     "GENERIC_WORDS",
+    "SYNONYM_SIMILARITY",
+    "CRITERION_SIMILARITY",
+    "MIN_LABEL_SHARE",
+    "LEAD_CANDIDATES",
+    "SAME_IDEA_SIMILARITY",
+    "brief_synonyms",
+    "is_verb_in_usage",
+    "core_ideas",
+    "label_share",
     "select_cliche_clusters",
     "anchors_for_population",
     "anchor_from_dict",
@@ -167,9 +181,11 @@ DEFAULT_LABEL_SIMILARITY = 0.6
 
 
 def anchor_labels(population: Population, cluster_index: int, *,
-                  label_similarity: float = DEFAULT_LABEL_SIMILARITY) -> tuple[str, ...]:
-    """The labels an anchor names: the cluster's most frequent label and the other labels
-    (most frequent first) within ``label_similarity`` of it.
+                  label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+                  lead: int = 0) -> tuple[str, ...]:
+    """The labels an anchor names: the cluster's most frequent label (or its ``lead``-th
+    label by frequency) and the other labels (most frequent first) within
+    ``label_similarity`` of it.
 
     A Leiden cluster on the similarity graph can chain several ideas ("solar oven",
     "projector screen", "pinhole camera"); an anchor listing them would ask about no idea
@@ -179,15 +195,16 @@ def anchor_labels(population: Population, cluster_index: int, *,
     """
     cluster = population.clusters[cluster_index]
     vectors = population.node_vectors
+    ordered = (cluster.labels[lead], *cluster.labels[:lead], *cluster.labels[lead + 1:])
     if vectors is None or len(cluster.labels) < 2:
-        return cluster.labels
+        return ordered
     node_of = {population.canonical[n].label: n
                for n in np.flatnonzero(population.node_cluster == cluster_index).tolist()}
-    nodes = [node_of[label] for label in cluster.labels if label in node_of]
-    if len(nodes) != len(cluster.labels):
-        return cluster.labels
+    nodes = [node_of[label] for label in ordered if label in node_of]
+    if len(nodes) != len(ordered):
+        return ordered
     sims = vectors[nodes].astype(np.float64) @ vectors[nodes[0]].astype(np.float64)
-    return tuple(label for i, (label, sim) in enumerate(zip(cluster.labels, sims, strict=True))
+    return tuple(label for i, (label, sim) in enumerate(zip(ordered, sims, strict=True))
                  if i == 0 or sim >= label_similarity - 1e-9)
 
 
@@ -200,6 +217,8 @@ def anchor_labels(population: Population, cluster_index: int, *,
 #: A label needs a content word outside this list, the brief and the vocabulary of task
 #: instructions ("imagine", "create") to be named in an anchor; a longer label keeps them
 #: ("human touch"). Exact forms, no stems: "party" is no "part", "meaning" no "mean".
+#: The hedges of opinion answers name no answer either ("it depends on the individual",
+#: "your specific needs", "certain / various circumstances", "the situation"; session 8).
 GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     ability abilities capability thing things stuff way ways kind kinds type types sort
     lot bit part fact case example result results reason time world life lived living
@@ -212,6 +231,8 @@ GENERIC_WORDS: frozenset[str] = frozenset(str.split("""
     includes involve involves determine determines perform performs action actions
     decision decisions preference preferences opinion opinions
     itself himself herself themselves myself yourself ourselves
+    individual individuals specific particular certain various needs circumstances
+    situation situations
 """))
 
 
@@ -232,13 +253,28 @@ def _is_generic(word: str) -> bool:
     return word in _FUNCTION_WORDS or word in GENERIC_WORDS or _is_instruction(word)
 
 
-def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str | None:
+def _from_brief(word: str, terms: frozenset[str], synonyms: frozenset[str]) -> bool:
+    """True when a label's ``word`` is the brief's: a brief number, a brief term (up to
+    its endings), a word written with a brief number ("d20" for a "20-sided die"), or one
+    of ``synonyms``."""
+    if word[0].isdigit():
+        return word in terms
+    if any(c.isdigit() for c in word):
+        return any(n in terms for n in re.findall(r"\d+", word)) or word in synonyms
+    return word in synonyms or matches_brief_term(word, terms)
+
+
+def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
+                 synonyms: frozenset[str] = frozenset()) -> str | None:
     """The form of a cluster label an anchor may name, or ``None`` (issue 27).
 
     * A label names something only through a content word: a word or a number that is
       neither a function word, nor a generic word (:data:`GENERIC_WORDS`), nor a brief
       term (:func:`creagraph.tig.brief.matches_brief_term`: "safer" and "safety" restate a
-      brief asking for the "safest" code). An emoji or a symbol-only label has none.
+      brief asking for the "safest" code), nor one of ``synonyms`` (the label words
+      :func:`brief_synonyms` finds restating a brief word by another word: "secure" for
+      the "safest" code), nor a word written with a number of the brief ("d20" for a
+      "20-sided die"). An emoji or a symbol-only label has none.
     * A label holding a brief term names nothing of its own ("vast whale glides" for a
       whale haiku).
     * A label made of brief and generic words followed by one number is named by the
@@ -273,7 +309,7 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
         return label.strip() if asks_for_symbols else None
 
     def from_brief(w: str) -> bool:
-        return w in terms if w[0].isdigit() else matches_brief_term(w, terms)
+        return _from_brief(w, terms, synonyms)
 
     content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
     if not content:
@@ -283,6 +319,186 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None) -> str |
     if not any(from_brief(w) for w in words):
         return label
     return None
+
+
+#: Cosine of two words' embeddings (all-MiniLM-L6-v2) from which a label's word restates
+#: a brief word by another word ("numbers" for the brief's "digit": 0.74; "canine" for
+#: "dog": 0.93). Measured on the briefs and anchors graded for issue 27
+#: (``benchmarks/anchor_grading_synonyms.py``): the answer words closest to a brief word
+#: that a reader kept as ideas are "terrier" for a story about a dog (0.67), "sea" for a
+#: whale haiku (0.63) and "joy" for a happy new year text (0.61), so a hyponym, a setting or
+#: an associated word stays an idea below 0.7.
+SYNONYM_SIMILARITY = 0.7
+#: The same for the base of a superlative the brief asks for, the criterion an answer is to
+#: meet ("secure" for the "safest" code: 0.64 to "safe"). An answer calling itself "secure",
+#: "best" or "safe" restates the criterion; the criterion is an adjective, so the hyponyms
+#: and settings above do not arise (see the benchmark script for the figures).
+CRITERION_SIMILARITY = 0.6
+
+_SYNONYM_MEMO: dict[tuple[str, str], bool] = {}
+_SYNONYM_MEMO_SIZE = 65_536
+
+
+def _brief_anchor_words(brief: str) -> tuple[list[str], list[str]]:
+    """The brief's content words (and the parts of hyphenated ones: "make-believe" ->
+    "believe") and the base words of its superlatives ("safest" -> "safe")."""
+    words: list[str] = []
+    for word in brief_words(brief):
+        words.append(word)
+        words.extend(p for p in word.split("-")[1:] if len(p) > 2 and not _is_generic(p))
+    criteria = sorted({b for w in words for b in degree_base_words(w, superlative_only=True)
+                       if len(b) > 3})
+    return list(dict.fromkeys(words)), criteria
+
+
+def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
+                   ) -> frozenset[str]:
+    """The words among ``words`` that restate a content word of ``brief`` by another word
+    (issue 27: "secure" for a brief asking for the "safest" lock code).
+
+    A word restates the brief when the cosine of its embedding and a brief word's is at
+    least :data:`SYNONYM_SIMILARITY`, or that of its embedding and the base of a
+    superlative of the brief ("safe" of "safest") at least :data:`CRITERION_SIMILARITY`.
+    Numbers, function words, generic words and the brief's own terms are never returned
+    (they are handled by :func:`anchor_label`).
+
+    Parameters
+    ----------
+    words : iterable of str
+        Casefolded words of labels.
+    brief : str
+        The task's brief.
+    embedder : optional
+        Any object with ``encode(texts) -> array``; default
+        :func:`creagraph.core.embeddings.default_embedder` (cached MiniLM). Results with
+        the default embedder are remembered per (brief, word) for the process.
+
+    Examples
+    --------
+    >>> sorted(brief_synonyms(["secure", "randomness", "numbers", "1234"],
+    ...                       "Which 4-digit lock combination is the safest?"))
+    ['numbers', 'secure']
+    """
+    brief_list, criteria = _brief_anchor_words(brief)
+    candidates = sorted({w for w in words if w and not w[0].isdigit() and not _is_generic(w)
+                         and w not in brief_list})
+    if not candidates or not (brief_list or criteria):
+        return frozenset()
+    memo = _SYNONYM_MEMO if embedder is None else {}
+    todo = [w for w in candidates if (brief, w) not in memo]
+    if todo:
+        if embedder is None:
+            from creagraph.core.embeddings import default_embedder
+
+            embedder = default_embedder()
+        texts = [*brief_list, *criteria, *todo]
+        vectors = np.asarray(embedder.encode(texts), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        n_brief, n_criteria = len(brief_list), len(criteria)
+        sims = vectors[n_brief + n_criteria:] @ vectors[: n_brief + n_criteria].T
+        if len(memo) + len(todo) > _SYNONYM_MEMO_SIZE:
+            memo.clear()
+        for i, word in enumerate(todo):
+            memo[(brief, word)] = bool(
+                (n_brief and sims[i, :n_brief].max() >= SYNONYM_SIMILARITY - 1e-9)
+                or (n_criteria and sims[i, n_brief:].max() >= CRITERION_SIMILARITY - 1e-9))
+    return frozenset(w for w in candidates if memo[(brief, w)])
+
+
+#: Words before which a lone word is used as a verb ("it lands on 14", "I'll simulate a
+#: roll", "hard to guess"): subject pronouns, auxiliaries and the infinitive "to". "you"
+#: is left out: in "wishing you joy" it is the object before a noun; after "it" only an
+#: "-s" or "-ed" form is a verb ("it lands", not "makes it harder").
+_VERB_BEFORE = frozenset(str.split("""
+    i he she it we they to will 'll ’ll can could would should shall may might must did
+    does do don't doesn't didn't can't cannot won't let's i'll we'll it'll i'd we'd
+"""))
+#: Words after which a lone word is used as a transitive verb ("generate a number").
+_VERB_AFTER = frozenset(str.split("a an the my your his her our their them me him us"))
+#: Words before which a lone word is used as a noun ("the land", "full of joy").
+_NOUN_BEFORE = frozenset(str.split("""
+    a an the my your his her its our their this that these those of with for some any no
+    every each much many more lots full
+"""))
+_TOKEN = re.compile(r"[\w'’]+|[^\w\s]", re.UNICODE)  # punctuation separates words
+_SENTENCE_END = frozenset(".!?:;\"“”()[]*#-–—")
+
+
+def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
+    """True when ``word`` is used as a verb in at least half of its occurrences in ``texts``
+    (issue 27: a lone "lands" from "it lands on 14" names no idea).
+
+    An occurrence is verbal when the word before it is a subject pronoun, an auxiliary or
+    "to" ("it lands", "I'll simulate", "hard to guess"), or the word after it an article,
+    a possessive or an object pronoun ("generate a number"). A word with a verbal
+    occurrence and none used as a noun (after an article, a possessive, "of", "with" …,
+    or before "of") is a verb as well ("the die rolls and lands on 12" beside "it lands
+    on 14"). A capitalised occurrence inside a sentence is a name ("I suggest Arjun"), and
+    punctuation separates words. No part-of-speech tagger is needed: the responses' own
+    wording decides, so "love" in "wishing you love and joy" stays a noun.
+
+    Examples
+    --------
+    >>> is_verb_in_usage("lands", ["Here we go: it lands on 14!", "It lands on 7."])
+    True
+    >>> is_verb_in_usage("lands", ["It lands on 14!", "The die rolls and lands on 2.",
+    ...                            "The die rolls and lands on 9."])
+    True
+    >>> is_verb_in_usage("love", ["Wishing you love and joy.", "Love, laughter and cake."])
+    False
+    """
+    target = word.casefold()
+    verbal = nominal = total = 0
+    for text in texts:
+        raw = _TOKEN.findall(text)
+        tokens = [t.casefold().replace("’", "'") for t in raw]
+        for i, token in enumerate(tokens):
+            if token != target:
+                continue
+            total += 1
+            before = tokens[i - 1] if i else ""
+            after = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if raw[i][:1].isupper() and before and before not in _SENTENCE_END:
+                nominal += 1  # a capital inside a sentence: a name ("I suggest Arjun")
+            elif (before in _VERB_BEFORE and (before != "it" or token.endswith(("s", "ed")))
+                  or after in _VERB_AFTER):
+                verbal += 1  # "it" is an object too ("makes it harder"): "it lands" only
+            elif before in _NOUN_BEFORE or after == "of":
+                nominal += 1
+    return verbal > 0 and (2 * verbal >= total or nominal == 0)
+
+
+#: A label names its cluster only when at least this share of the cluster's responses
+#: hold it or a paraphrase of it (issue 27: mixed clusters).
+MIN_LABEL_SHARE = 0.5
+
+
+def label_share(population: Population, cluster_index: int, label: str, *,
+                label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+                paraphrase: Any = None) -> float:
+    """The share of a cluster's responses with an atom in the node labelled ``label`` or
+    in a node within ``label_similarity`` of it (a paraphrase; without node vectors, the
+    node alone); 0 when no node of the cluster has that label. ``paraphrase``, when
+    given, is a test a near node's label must pass to count as a paraphrase (an anchor
+    passes :func:`anchor_label`'s, so "secure" restating the "safest" code is no
+    paraphrase of "true security")."""
+    nodes = np.flatnonzero(population.node_cluster == cluster_index).tolist()
+    responses = [{p[1] for p in population.canonical[n].provenance} for n in nodes]
+    everyone = set().union(*responses) if responses else set()
+    at = [i for i, n in enumerate(nodes) if population.canonical[n].label == label]
+    if not at or not everyone:
+        return 0.0
+    vectors = population.node_vectors
+    if vectors is None:
+        close = at
+    else:
+        block = vectors[nodes].astype(np.float64)
+        sims = block @ block[at[0]]
+        close = [i for i in range(len(nodes)) if i in at or (
+            sims[i] >= label_similarity - 1e-9
+            and (paraphrase is None or paraphrase(population.canonical[nodes[i]].label)))]
+    held = set().union(*(responses[i] for i in close))
+    return len(held) / len(everyone)
 
 
 def select_cliche_clusters(population: Population, *, top_k: int = DEFAULT_TOP_K,
@@ -304,6 +520,92 @@ def _item_id(task_id: str, comparison: str, cluster_id: str) -> str:
     return f"anchor-{digest[:12]}"
 
 
+#: Cosine of two anchors' leading labels from which they name one idea ("matter of
+#: personal preference" after "personal preference": 0.91): the synonym threshold τ of
+#: SPEC §4.10. The lower anchor gives way to the next cluster.
+SAME_IDEA_SIMILARITY = 0.8
+
+
+def _label_vector(population: Population, cluster_index: int, label: str
+                  ) -> np.ndarray | None:
+    """The node vector of the cluster's node labelled ``label`` (``None`` without one)."""
+    if population.node_vectors is None:
+        return None
+    for n in np.flatnonzero(population.node_cluster == cluster_index).tolist():
+        if population.canonical[n].label == label:
+            return population.node_vectors[n].astype(np.float64)
+    return None
+
+
+#: How many of a cluster's most frequent labels may lead its anchor.
+LEAD_CANDIDATES = 10
+
+
+def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
+              texts: Sequence[str] | None, embedder: Any) -> str | None:
+    """The form of ``label`` an anchor may name (:func:`anchor_label` with the brief's
+    synonyms), ``None`` also for a lone word that ``texts`` (the cluster's responses) use
+    as a verb."""
+    synonyms = brief_synonyms(_label_words(label), brief, embedder=embedder) if brief \
+        else frozenset()
+    named = anchor_label(label, terms, synonyms)
+    if named is None or texts is None:
+        return named
+    words = _label_words(named)
+    if len(words) == 1 and not words[0][0].isdigit() and is_verb_in_usage(words[0], texts):
+        return None
+    return named
+
+
+def _restates(label: str, terms: frozenset[str] | None, brief: str | None,
+              embedder: Any) -> bool:
+    """True when ``label`` has no word of its own: every word and number is a function,
+    generic or instruction word, a brief term or a synonym of one ("secure", "100% safe"
+    for the "safest" code; not "rope swing" for a rope)."""
+    words = _label_words(label)
+    synonyms = brief_synonyms(words, brief, embedder=embedder) if brief else frozenset()
+    return all(_is_generic(w) or _from_brief(w, terms or frozenset(), synonyms)
+               for w in words)
+
+
+def _lead_label(population: Population, cluster_index: int, nameable: Any,
+                restates: Any, label_similarity: float) -> int | None:
+    """Index (by frequency) of the label that leads the cluster's anchor, or ``None`` when
+    no label can be named or the label most members share names nothing (see
+    :func:`anchors_for_population`)."""
+    labels = population.clusters[cluster_index].labels[:LEAD_CANDIDATES]
+    candidates = [i for i, label in enumerate(labels) if nameable(label)]
+    if not candidates:
+        return None
+    if population.node_vectors is None:
+        return candidates[0]
+    if label_share(population, cluster_index, labels[candidates[0]],
+                   label_similarity=label_similarity,
+                   paraphrase=nameable) >= MIN_LABEL_SHARE - 1e-9:
+        return candidates[0]
+    shares = [label_share(population, cluster_index, label, label_similarity=label_similarity)
+              for label in labels]
+    best = max(range(len(labels)), key=lambda i: (shares[i], -i))
+    if best in candidates:
+        return best  # the label most members share leads
+    if restates(labels[best]):
+        return None  # it is the brief again (a brief word, a synonym, a filler)
+    # it holds a word of its own beside the brief's ("rope swing" for a rope): its
+    # nearest nameable paraphrase leads ("swing"), if it has one
+    shared = _label_vector(population, cluster_index, labels[best])
+    sims = [float(v @ shared) if shared is not None and v is not None else -1.0
+            for v in (_label_vector(population, cluster_index, labels[i])
+                      for i in candidates)]
+    nearest = max(range(len(candidates)), key=lambda j: (sims[j], -j))
+    return candidates[nearest] if sims[nearest] >= label_similarity - 1e-9 else None
+
+
+def core_ideas(responses: Iterable[Any]) -> dict[str, str]:
+    """Response id -> Core Idea (the text atoms are read from): ``response_texts`` of
+    :func:`anchors_for_population`."""
+    return {r.response_id: r.core_idea for r in responses}
+
+
 def anchors_for_population(
     population: Population,
     *,
@@ -313,6 +615,9 @@ def anchors_for_population(
     kind: str = "visual",
     label_similarity: float = DEFAULT_LABEL_SIMILARITY,
     brief_terms: frozenset[str] | None = None,
+    brief: str | None = None,
+    response_texts: Mapping[str, str] | None = None,
+    embedder: Any = None,
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -341,6 +646,36 @@ def anchors_for_population(
         rank names ("number 42", then "picked 42": both "42") or left with no label
         gives no anchor; the next cluster by
         ClichéScore takes its rank (issue 27: brief words and fillers never anchors).
+    brief : str, optional
+        The task's brief: a label whose content words restate a brief word by another
+        word is not named either (:func:`brief_synonyms`: "secure" for the "safest"
+        code), with ``embedder`` (default: the cached MiniLM).
+    response_texts : mapping of str to str, optional
+        Response id -> the text its atoms were read from (the Core Idea): a lone word the
+        cluster's responses use as a verb ("it lands on 14") is not named
+        (:func:`is_verb_in_usage`); the cluster's next label candidate is. Not for the
+        short-answer kinds (see Notes).
+    embedder : optional
+        See ``brief``.
+
+    Notes
+    -----
+    The label that leads an anchor is the cluster's most frequent nameable label among
+    its first :data:`LEAD_CANDIDATES`, provided at least :data:`MIN_LABEL_SHARE` of the
+    cluster's responses hold it or a paraphrase of it (:func:`label_share`); otherwise the
+    label most of them share leads (issue 27: mixed clusters; "randomness" held by a
+    third of a cluster whose members mostly say "avoid obvious patterns"); when that
+    label names nothing (it restates the brief, by a synonym too: "secure" for the
+    "safest" code), the cluster gives no anchor, rather than be named by a minority's
+    label ("true security"); when it holds a brief word beside one of its own ("rope
+    swing" for a rope), its nearest nameable paraphrase (within ``label_similarity``:
+    "swing") leads, and without one the cluster gives no anchor. A mixed cluster
+    otherwise keeps its anchor: its members are common answers, and dropping it would
+    hand its rank to a rare idea. Without node vectors the share is not checked. A
+    cluster whose leading label is within :data:`SAME_IDEA_SIMILARITY` of a higher
+    anchor's leading label names the same idea and gives way to the next cluster.
+    The lone-verb rule holds for visual briefs and open prompts only: the answer to a
+    use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
     Returns
     -------
@@ -350,17 +685,37 @@ def anchors_for_population(
     ranked = select_cliche_clusters(population, top_k=len(population.clusters),
                                     min_models=min_models)
     already_named: set[str] = set()  # a label named by a higher rank is not named again
+    lead_vectors: list[np.ndarray] = []  # and an idea it names is not named again
     for k in ranked:
         if len(anchors) >= top_k:
             break
-        labels = anchor_labels(population, k, label_similarity=label_similarity)
-        named = [x for x in (anchor_label(x, brief_terms) for x in labels) if x]
+        texts = None if response_texts is None or is_short_answer(kind) else [
+            response_texts[r] for r in sorted({a[1] for a in population.cluster_atoms(k)})
+            if r in response_texts]
+
+        def nameable(label: str, texts: list[str] | None = texts) -> str | None:
+            return _nameable(label, brief_terms, brief, texts, embedder)
+
+        def restates(label: str) -> bool:
+            return _restates(label, brief_terms, brief, embedder)
+
+        lead = _lead_label(population, k, nameable, restates, label_similarity)
+        if lead is None:
+            continue
+        lead_vector = _label_vector(population, k, population.clusters[k].labels[lead])
+        if lead_vector is not None and any(float(lead_vector @ v) >= SAME_IDEA_SIMILARITY
+                                           - 1e-9 for v in lead_vectors):
+            continue  # a higher rank names this idea already
+        labels = anchor_labels(population, k, label_similarity=label_similarity, lead=lead)
+        named = [x for x in map(nameable, labels) if x]
         if not named or named[0] in already_named:
             continue  # the same idea as a higher rank's ("picked 42" after "number 42")
         labels = tuple(dict.fromkeys(x for x in named if x not in already_named))
         if not labels:
             continue
         already_named.update(labels)
+        if lead_vector is not None:
+            lead_vectors.append(lead_vector)
         rank = len(anchors) + 1
         cluster = population.clusters[k]
         atoms = population.cluster_atoms(k)

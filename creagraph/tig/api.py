@@ -453,7 +453,7 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
     """Checklist anchors (SPEC §4.6–4.7): leave-two-models-out for every model pair (or
     ``pairs``) with ``jobs`` worker processes, or one comparison per task of its whole
     population; questions name ``concept`` (else each brief's own)."""
-    from creagraph.tig.anchors import anchors_for_population
+    from creagraph.tig.anchors import anchors_for_population, core_ideas
     from creagraph.tig.brief import brief_concept, brief_terms, task_kind
     from creagraph.tig.l2mo import l2mo_results
     from creagraph.tig.population import build_population
@@ -467,7 +467,8 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
             found.extend(anchors_for_population(
                 build_population(table, None, config), top_k=top_k, min_models=min_models,
                 concept=brief_concept(first.brief, concept, kind), kind=kind,
-                brief_terms=brief_terms(first.brief, concept, instructions=True)))
+                brief_terms=brief_terms(first.brief, concept, instructions=True),
+                brief=first.brief, response_texts=core_ideas(table.responses)))
         return AnchorRun(found, len(tables))
     run = AnchorRun([], 0)
     concepts = {t: concept for t in tables} if concept else None

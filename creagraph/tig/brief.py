@@ -46,6 +46,8 @@ __all__ = [
     "is_short_answer",
     "word_stem",
     "degree_bases",
+    "degree_base_words",
+    "brief_words",
     "matches_brief_term",
 ]
 
@@ -190,6 +192,19 @@ def degree_bases(word: str, *, superlative_only: bool = False) -> frozenset[str]
     >>> sorted(degree_bases("safety")), sorted(degree_bases("safety", superlative_only=True))
     (['safe'], [])
     """
+    return frozenset(word_stem(b) for b in degree_base_words(
+        word, superlative_only=superlative_only))
+
+
+def degree_base_words(word: str, *, superlative_only: bool = False) -> frozenset[str]:
+    """The candidate base words of a superlative, comparative or "-ty" form, as words
+    (:func:`degree_bases` stems them): "safest" -> "saf", "safe"; "happiest" -> "happy".
+
+    Examples
+    --------
+    >>> sorted(degree_base_words("safest")), sorted(degree_base_words("happiest"))
+    (['saf', 'safe'], ['happy'])
+    """
     word = normalize(word).replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
@@ -206,7 +221,7 @@ def degree_bases(word: str, *, superlative_only: bool = False) -> frozenset[str]
         if not replacement and len(root) > 3 and root[-1] == root[-2]:  # "bigg" -> "big"
             bases.add(root[:-1])
         break
-    return frozenset(word_stem(b) for b in bases if len(b) >= 3)
+    return frozenset(b for b in bases if len(b) >= 3)
 
 
 def matches_brief_term(word: str, terms: frozenset[str] | set[str]) -> bool:
@@ -233,9 +248,15 @@ def _is_instruction(word: str) -> bool:
     return word in _INSTRUCTION_WORDS or word_stem(word) in _INSTRUCTION_STEMS
 
 
-def _brief_words(brief: str) -> list[str]:
+def brief_words(brief: str) -> list[str]:
     """The brief's content words (casefolded, in order): no function word, no instruction
-    vocabulary."""
+    vocabulary.
+
+    Examples
+    --------
+    >>> brief_words("Which 4-digit lock combination is the safest?")
+    ['digit', 'lock', 'combination', 'safest']
+    """
     words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
     return [w for w in words if w not in _FUNCTION_WORDS and not _is_instruction(w)]
 
@@ -264,7 +285,7 @@ def brief_terms(brief: str, concept: str | None = None, *,
     >>> sorted(brief_terms("Invent an interesting gadget.", instructions=True))
     ['gadget', 'interest', 'invent']
     """
-    words = _brief_words(brief)
+    words = brief_words(brief)
     terms = {word_stem(w) for w in words}
     for w in words:  # "safest" is a term as "safe" too (the base of a superlative)
         terms.update(degree_bases(w, superlative_only=True))

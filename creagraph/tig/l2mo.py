@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creagraph.core.progress import progress
-from creagraph.tig.anchors import anchors_for_population
+from creagraph.tig.anchors import anchors_for_population, core_ideas
 from creagraph.tig.atoms import AtomExtractor
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import (
@@ -144,11 +144,13 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
     kind = task_kind(first.brief, first.family, first.kind)
     terms = brief_terms(first.brief, concept, instructions=True)
     concept = brief_concept(first.brief, concept, kind)
+    texts = core_ideas(table.responses)
     results = []
     for pair in pairs if pairs is not None else model_pairs(table.models):
         population = l2mo_population(table, pair, config)
         anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
-                                         concept=concept, kind=kind, brief_terms=terms)
+                                         concept=concept, kind=kind, brief_terms=terms,
+                                         brief=first.brief, response_texts=texts)
         note = ""
         if len(population.models) < min_models:
             note = (f"the reference population has {len(population.models)} model(s), "

@@ -1,0 +1,178 @@
+"""Anchor labels a person would keep (issue 27, session 8): no synonym of a brief word, no
+lone word the responses use as a verb, no mixed cluster named by a minority's label."""
+
+import pytest
+
+from creagraph.tig.anchors import (
+    CRITERION_SIMILARITY,
+    MIN_LABEL_SHARE,
+    SAME_IDEA_SIMILARITY,
+    SYNONYM_SIMILARITY,
+    anchor_label,
+    anchors_for_population,
+    brief_synonyms,
+    core_ideas,
+    is_verb_in_usage,
+    label_share,
+)
+from creagraph.tig.brief import brief_terms
+from creagraph.tig.population import build_atom_tables, build_population
+
+SAFEST = "Which 4-digit lock combination is the safest?"
+DOG = "Tell me a story in five sentences about a girl and her dog."
+WHALE = "Write a haiku about a whale."
+NEW_YEAR = "Write a happy new year text to a friend."
+
+
+def test_brief_synonyms_by_word_embedding(embedder):
+    # another word for a brief word, or for the criterion of a superlative brief
+    assert brief_synonyms(["secure", "numbers"], SAFEST, embedder=embedder) == {
+        "secure", "numbers"}
+    assert brief_synonyms(["canine"], DOG, embedder=embedder) == {"canine"}
+    # a hyponym, a setting, an associated word is an answer, not the brief again
+    assert not brief_synonyms(["terrier"], DOG, embedder=embedder)
+    assert not brief_synonyms(["sea", "ocean"], WHALE, embedder=embedder)
+    assert not brief_synonyms(["joy", "laughter"], NEW_YEAR, embedder=embedder)
+    assert not brief_synonyms(["randomness", "1234", "pattern"], SAFEST, embedder=embedder)
+    # numbers, generic words and the brief's own words are never returned
+    assert not brief_synonyms(["4", "ability", "lock"], SAFEST, embedder=embedder)
+    assert 0.5 < CRITERION_SIMILARITY < SYNONYM_SIMILARITY < 0.8
+    # the default embedder gives the same answer (and remembers it)
+    assert brief_synonyms(["secure", "terrier"], SAFEST) == {"secure"}
+
+
+def test_a_synonym_is_named_like_a_brief_word():
+    terms = brief_terms(SAFEST, instructions=True)
+    synonyms = frozenset({"secure", "security"})
+    assert anchor_label("secure", terms) == "secure"  # the rule needs the synonyms
+    assert anchor_label("secure", terms, synonyms) is None
+    assert anchor_label("true security", terms, synonyms) is None
+    assert anchor_label("lock 1234", terms, synonyms) == "1234"
+
+
+def test_verb_in_usage():
+    assert is_verb_in_usage("lands", ["Here we go: it lands on 14!", "It lands on 7."])
+    # one verbal occurrence and no noun use: the die "rolls and lands on"
+    assert is_verb_in_usage("lands", ["It lands on 14!", "The die rolls and lands on 2."])
+    assert is_verb_in_usage("generate", ["I can generate a number.", "I generate it."])
+    assert is_verb_in_usage("guess", ["It is hard to guess."])
+    # nouns, even after "you" or beside a verbal use elsewhere
+    assert not is_verb_in_usage("love", ["Wishing you love and joy.", "With love, Sam."])
+    assert not is_verb_in_usage("joy", ["Wishing you joy!", "full of joy", "joy of life"])
+    assert not is_verb_in_usage("lands", ["Distant lands await.", "the lands of ice"])
+    assert not is_verb_in_usage("secure", ["All codes are equally secure from attack."])
+    assert not is_verb_in_usage("harder", ["It makes it harder to guess.", "it harder for"])
+    assert not is_verb_in_usage("lands", [])  # no occurrence: no evidence
+    # a capital inside a sentence is a name; punctuation separates words
+    assert not is_verb_in_usage("arjun", ["I'd name him Arjun, the hero.", "I suggest: Arjun"])
+
+
+@pytest.fixture(scope="module")
+def nb_tables(embedder, offline_extractor):
+    from creagraph.tig.adapters import load_noveltybench_curated
+
+    responses = load_noveltybench_curated(task_ids=["curated-42", "curated-88", "curated-95"])
+    return build_atom_tables(responses, offline_extractor, embedder, show_progress=False)
+
+
+def _anchors(table, **options):
+    brief = table.responses[0].brief
+    population = build_population(table)
+    return population, anchors_for_population(
+        population, top_k=5, kind="open", brief_terms=brief_terms(brief, instructions=True),
+        **options)
+
+
+def test_real_anchors_skip_brief_synonyms_and_narration_verbs(nb_tables, embedder):
+    """NoveltyBench curated-95 ("the safest lock code"): the "secure" cluster restated the
+    brief; curated-88 ("roll a make-believe 20-sided die"): "lands" narrated the roll."""
+    for task, table in nb_tables.items():
+        brief = table.responses[0].brief
+        _, before = _anchors(table)
+        population, after = _anchors(table, brief=brief,
+                                     response_texts=core_ideas(table.responses),
+                                     embedder=embedder)
+        named_before = {x for a in before for x in a.labels}
+        named_after = {x for a in after for x in a.labels}
+        assert len(after) >= 3
+        if task == "curated-42":
+            continue
+        if task == "curated-95":
+            assert "secure" in named_before  # the rule is doing work
+            assert "secure" not in named_after and "true security" not in named_after
+            assert "1234" in named_after
+        else:
+            assert "lands" in named_before
+            assert "lands" not in named_after
+            assert any(x in named_after for x in ("14", "17"))
+            assert not {"d20", "imaginary d20"} & named_after  # the brief's 20-sided die
+            # a use, consequence or instance answer may be a verb ("pry"): no verb rule
+            use = anchors_for_population(
+                population, top_k=5, kind="use", brief=brief, embedder=embedder,
+                brief_terms=brief_terms(brief, instructions=True),
+                response_texts=core_ideas(table.responses))
+            assert "lands" in {x for a in use for x in a.labels}
+
+
+def _cosine(population, k, a, b):
+    nodes = {population.canonical[n].label: n for n in range(len(population.canonical))
+             if population.node_cluster[n] == k}
+    return float(population.node_vectors[nodes[a]] @ population.node_vectors[nodes[b]])
+
+
+def test_every_anchor_is_led_by_a_label_most_of_its_cluster_shares(nb_tables, embedder):
+    for table in nb_tables.values():
+        brief = table.responses[0].brief
+        terms = brief_terms(brief, instructions=True)
+        population, after = _anchors(table, brief=brief,
+                                     response_texts=core_ideas(table.responses),
+                                     embedder=embedder)
+        index = {c.id: k for k, c in enumerate(population.clusters)}
+        releds = 0
+        for anchor in after:
+            k = index[anchor.cluster_id]
+            labels = population.clusters[k].labels
+            lead = next(x for x in labels if anchor_label(x, terms) == anchor.labels[0])
+            shares = [label_share(population, k, x) for x in labels[:10]]
+            top = labels[shares.index(max(shares))]  # the label most members share
+            assert label_share(population, k, lead) >= MIN_LABEL_SHARE or (
+                lead == top or _cosine(population, k, lead, top) >= 0.6), anchor.labels
+            first = next(x for x in labels if anchor_label(x, terms))
+            releds += lead != first
+        if table.task_id == "curated-95":
+            # "randomness" is held by fewer than half the responses of its cluster, whose
+            # members mostly say "avoid obvious / common patterns": that label leads
+            assert releds >= 1
+            assert after[0].labels[0] != "randomness"
+
+
+def test_hedges_and_the_briefs_number_name_nothing():
+    die = brief_terms("Roll a make-believe 20-sided die.", instructions=True)
+    assert anchor_label("d20", die) is None and anchor_label("imaginary d20", die) is None
+    assert anchor_label("d12", die) == "d12" and anchor_label("mp3 player", die) == "mp3 player"
+    for hedge in ("individual", "specific needs", "certain circumstances", "the situation"):
+        assert anchor_label(hedge) is None, hedge
+    assert anchor_label("personal preference") == "personal preference"
+
+
+def test_an_anchor_never_names_a_higher_ranks_idea_again(nb_tables, embedder):
+    """NoveltyBench curated-42 ("which fruit makes the best pie filling"): "matter of
+    personal preference" is "personal preference" again (cosine 0.91)."""
+    table = nb_tables["curated-42"]
+    brief = table.responses[0].brief
+    population, after = _anchors(table, brief=brief, embedder=embedder,
+                                 response_texts=core_ideas(table.responses))
+    index = {c.id: k for k, c in enumerate(population.clusters)}
+    leads = []
+    for anchor in after:
+        k = index[anchor.cluster_id]
+        node = next(n for n in range(len(population.canonical))
+                    if population.node_cluster[n] == k
+                    and anchor.labels[0] in population.canonical[n].label)
+        leads.append(population.node_vectors[node])
+    for i in range(len(leads)):
+        for j in range(i):
+            assert float(leads[i] @ leads[j]) < SAME_IDEA_SIMILARITY
+    named = [a.labels[0] for a in after]
+    assert "personal preference" in named and "matter of personal preference" not in named
+    assert len(after) == 5
