@@ -259,6 +259,18 @@ def test_calibration_refuses_kinds_it_was_not_fitted_on(embedder, offline_extrac
     with pytest.raises(InputError, match=r"cannot calibrate 1 task\(s\).*'calm' \(visual\)"):
         calibrate_run(run, tables, load_calibration(), embedder,
                       match_threshold=0.8, neighbour_share=0.15)
+    # consequences tasks have no human ratings here: no model, refused by name
+    brief = "What would happen if people no longer needed sleep?"
+    answers = ["more time to work", "night shifts vanish", "dreams disappear",
+               "coffee shops close", "cities never go dark", "beds become sofas"]
+    population = [Response("sleep", brief, f"m{i % 2}", i // 2, a) for i, a in
+                  enumerate(answers)]
+    tables = build_atom_tables(population, offline_extractor, embedder, show_progress=False)
+    run = score_tables(tables, embedder, show_progress=False)
+    assert {s.kind for s in run.scores} == {"consequence"}
+    with pytest.raises(InputError, match=r"'sleep' \(consequence\)"):
+        calibrate_run(run, tables, load_calibration(), embedder,
+                      match_threshold=0.8, neighbour_share=0.15)
 
 
 def test_score_command_calibrated_records_the_calibration(shared_dir, tmp_path, capsys):
