@@ -16,9 +16,11 @@ as Spearman's ρ with the human rating:
 * ``LOPO``: leave-one-prompt-out — for each prompt, τ ∈ {0.75, 0.8, 0.85} and α ∈ {0.25,
   0.5, 0.75} are chosen on the other eight prompts and the held-out prompt is scored with
   that choice (the honest figure these prompts allow);
-* ``calib.``: the optional calibration (:mod:`creagraph.tig.calibration`) under
-  leave-one-prompt-out: its ridge fitted on the other eight prompts' answers, applied to the
-  held-out prompt (``benchmarks/fit_novelty_calibration.py`` fits the shipped one on all nine);
+* ``calib.``: the optional calibration (:mod:`creagraph.tig.calibration`: per kind, a
+  ridge over D, R, concept distance and — for uses — a probe on the answer's "brief +
+  answer" vector) under leave-one-prompt-out: fitted on the other eight prompts' answers
+  (probe penalty chosen inside them), applied to the held-out prompt
+  (``benchmarks/fit_novelty_calibration.py`` fits the shipped one on all nine);
 * ``plain``: the plain-distance baseline ``D`` (the brief + answer embedded, distance to the
   nearest 15 % of the other groups' answers — no atoms, graph or clusters);
 * ``sem.dist``: 1 − cos(answer, prompt word);
@@ -53,14 +55,14 @@ from creagraph.tig.adapters import default_shared_dir  # noqa: E402
 from creagraph.tig.atoms import OfflineExtractor  # noqa: E402
 from creagraph.tig.brief import task_kind  # noqa: E402
 from creagraph.tig.calibration import (  # noqa: E402
+    PromptData,
     concept_distances,
     feature_matrix,
-    fit_calibration,
-    predict_rating,
+    leave_one_prompt_out,
 )
 from creagraph.tig.population import build_atom_tables  # noqa: E402
 from creagraph.tig.schema import Response  # noqa: E402
-from creagraph.tig.score import ScoreConfig, idea_novelty, score_tables  # noqa: E402
+from creagraph.tig.score import ScoreConfig, idea_novelty, idea_text, score_tables  # noqa: E402
 
 DEV_FILE = Path("external") / "aut-human" / "aut_human_dev.csv"
 N_GROUPS = 10
@@ -136,7 +138,7 @@ def main() -> None:
     grid: dict[str, dict[tuple[float, float], float]] = {t: {} for t in tasks}
     base: dict[str, dict[str, Any]] = {}
     concept = concept_distances(responses, embedder)
-    calibration_features: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    calibration_data: dict[str, PromptData] = {}
     for tau, run in runs.items():
         scores = {s.response_id: s for s in run.scores}
         for task_id in tasks:
@@ -148,8 +150,10 @@ def main() -> None:
                 grid[task_id][(tau, alpha)] = spearman(
                     np.asarray(idea_novelty(rarity, distance, alpha)), y)
             if tau == default.match_threshold:
-                calibration_features[task_id] = (
-                    feature_matrix([scores[r.response_id] for r in items], concept), y)
+                calibration_data[task_id] = PromptData(
+                    task_kind(items[0].brief, items[0].family),
+                    feature_matrix([scores[r.response_id] for r in items], concept), y,
+                    np.asarray(embedder.encode([idea_text(r) for r in items])))
                 answers = embedder.encode([r.core_idea for r in items])
                 (word,) = embedder.encode([task_id])
                 base[task_id] = {
@@ -162,6 +166,7 @@ def main() -> None:
                     "matched": float(np.mean([scores[r.response_id].matched["n_responses"] > 0
                                               for r in items])),
                 }
+    calibrated_ratings = leave_one_prompt_out(calibration_data) if len(tasks) > 1 else {}
     rows = []
     for task_id in tasks:
         others = [t for t in tasks if t != task_id] or [task_id]
@@ -169,10 +174,9 @@ def main() -> None:
                                                    c == (default.match_threshold,
                                                          default.rarity_weight)))
         b = base[task_id]
-        coef, intercept = fit_calibration({t: calibration_features[t][0] for t in others},
-                                          {t: calibration_features[t][1] for t in others})
-        x, y = calibration_features[task_id]
-        rows.append({"calibrated": spearman(predict_rating(x, coef, intercept), y),
+        y = calibration_data[task_id].ratings
+        rows.append({"calibrated": (spearman(calibrated_ratings[task_id], y) if calibrated_ratings
+                                    else float("nan")),
                      "task": task_id, "kind": b["kind"], "n": b["n"],
                      "default": grid[task_id][(default.match_threshold, default.rarity_weight)],
                      "lopo": grid[task_id][chosen], "chosen": chosen,

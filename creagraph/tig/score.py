@@ -39,11 +39,11 @@ keeps the cliché hit ``H(r)`` of the atoms (mean ClichéScore, SPEC §4.5, of t
 its atoms hit at the similarity threshold) and the baseline formula of earlier versions,
 ``novelty_value(D, H) = D·(1 − 0.1·H)``.
 
-**Calibration** (optional, off by default; :mod:`creagraph.tig.calibration`): a
-non-negative ridge over ``D``, ``R`` and the answer's distance from the brief's concept,
-fitted within prompts on human originality ratings, replaces ``N`` for uses and instances
-answers when asked for (``tig score --calibrated``); each score then keeps its uncalibrated
-``N``.
+**Calibration** (optional, off by default; :mod:`creagraph.tig.calibration`): per task
+kind, a ridge over ``D``, ``R`` and the answer's distance from the brief's concept
+(non-negative weights) plus, for uses, a linear probe on the answer's idea vector, fitted
+within prompts on human originality ratings, replaces ``N`` for uses and instances answers
+when asked for (``tig score --calibrated``); each score then keeps its uncalibrated ``N``.
 
 **Within-model repetition** (NoveltyBench's distinct-k): the responses of one model to one
 task are grouped greedily into ideas at τ (a response joins the first earlier group whose
