@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from creagraph.core.text import normalize_loose
 
 __all__ = [
     "Direction",
+    "LinkMemo",
     "RelationLink",
     "RelationLinker",
     "directional_phrase",
@@ -272,6 +273,25 @@ class RelationLink:
     score: float
 
 
+class LinkMemo(Protocol):
+    """Where a :class:`RelationLinker` keeps its links between runs (issue 31): each under
+    the phrase's normalised form and the text it embeds (``(normalize_loose(phrase),
+    phrase.lower())``, which decide its links), kept apart by whatever else decides them
+    (the graph, the linker's settings and property-name table, the embedding model).
+    :class:`creagraph.scoring.groundcache.RelationLinkMemo` keeps them beside the grounding
+    verdicts."""
+
+    def read(
+        self, phrases: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[RelationLink]]:
+        """The kept links of those ``phrases`` that have some."""
+        ...
+
+    def write(self, phrase: tuple[str, str], links: Sequence[RelationLink]) -> None:
+        """Keep ``links`` as the links of ``phrase``."""
+        ...
+
+
 class RelationLinker:
     """Link relation phrases to (PID, direction) candidates.
 
@@ -281,6 +301,12 @@ class RelationLinker:
     embedding, when the cosine similarity is at least ``min_similarity``. A genitive
     phrase near a bare name takes that name's other direction ("predecessor of" near
     "predecessor", issue 28: neighbours used to bring their own direction).
+
+    With a ``memo`` (:class:`LinkMemo`) and a caching embedder (one with a ``cache_path``,
+    whose vector of a text never changes once computed), the links of each phrase are kept
+    between runs: a run whose phrases were all linked before reads their links and neither
+    a phrase's vector nor the property names' (issue 31). The links read are those the
+    phrase's vector and the names' vectors give, so they equal the links computed again.
     """
 
     def __init__(
@@ -291,12 +317,18 @@ class RelationLinker:
         properties: Sequence[str] | None = None,
         top_k: int = 4,
         min_similarity: float = 0.6,
+        memo: LinkMemo | None = None,
     ) -> None:
         self.kg = kg
         self.embedder = embedder
         self.top_k = top_k
         self.min_similarity = min_similarity
+        self.memo = memo
         self._cache: dict[str, list[RelationLink]] = {}
+        #: links read from :attr:`memo` by :meth:`prepare` (until linked), and the phrases
+        #: it found missing there (not asked for again)
+        self._recalled: dict[tuple[str, str], list[RelationLink]] = {}
+        self._not_kept: set[tuple[str, str]] = set()
         self._names: list[tuple[str, str, Direction, str]] = []  # (text, pid, dir, method)
         props = properties
         if props is None:
@@ -381,7 +413,9 @@ class RelationLinker:
         with all phrases of a run first (duplicates and already linked phrases are
         skipped; ``chunk`` phrases per call bound the memory). With a caching embedder
         (:class:`~creagraph.core.embeddings.CachedEmbedder`) the vectors go to its cache,
-        which :meth:`link` then reads; otherwise they are kept until linked.
+        which :meth:`link` then reads; otherwise they are kept until linked. With a
+        :attr:`memo`, the kept links of the phrases are read first (one query per chunk),
+        and only the phrases without any are embedded, the names only when one is.
 
         Returns
         -------
@@ -390,7 +424,6 @@ class RelationLinker:
         """
         if self.embedder is None:
             return 0
-        self._name_vectors()
         cached = hasattr(self.embedder, "cache_path")
         todo: dict[str, str] = {}  # normalised key -> text to embed (first spelling seen)
         seen: set[str] = set()
@@ -402,13 +435,48 @@ class RelationLinker:
                     seen.add(key)
                     todo[key] = phrase.lower()
             if todo and (phrase is None or len(todo) >= chunk):
+                self._recall(todo)
                 texts = list(todo.values())
-                vectors = self.embedder.encode(texts)
-                if not cached:
-                    self._prepared.update(zip(texts, vectors))
+                if texts:
+                    self._name_vectors()
+                    vectors = self.embedder.encode(texts)
+                    if not cached:
+                        self._prepared.update(zip(texts, vectors))
                 done += len(texts)
                 todo.clear()
         return done
+
+    def _memo_used(self) -> bool:
+        """Whether links are kept in :attr:`memo`: only beside a caching embedder, whose
+        vector of a text (which decides its links) stays the one first computed."""
+        return self.memo is not None and hasattr(self.embedder, "cache_path")
+
+    def _recall(self, todo: dict[str, str]) -> None:
+        """Read the kept links of ``todo`` (normalised key -> text) from :attr:`memo` and
+        drop those phrases from ``todo``: they need no vector."""
+        if not self._memo_used() or self.memo is None:
+            return
+        found = self.memo.read(list(todo.items()))
+        for key, text in list(todo.items()):
+            links = found.get((key, text))
+            if links is None:
+                self._not_kept.add((key, text))
+            else:
+                self._recalled[(key, text)] = links
+                del todo[key]
+
+    def _kept_links(self, key: str, text: str) -> list[RelationLink] | None:
+        """The links of ``(key, text)`` in :attr:`memo` (read by :meth:`prepare` or now),
+        or ``None``."""
+        if not self._memo_used() or self.memo is None:
+            return None
+        phrase = (key, text)
+        if phrase in self._recalled:
+            return self._recalled.pop(phrase)
+        if phrase in self._not_kept:  # prepare asked already
+            self._not_kept.discard(phrase)
+            return None
+        return self.memo.read([phrase]).get(phrase)
 
     def _phrase_vector(self, phrase: str) -> np.ndarray:
         text = phrase.lower()
@@ -416,9 +484,16 @@ class RelationLinker:
         return vector if vector is not None else self.embedder.encode([text])[0]
 
     def link(self, phrase: str) -> list[RelationLink]:
+        """The (PID, direction) candidates of ``phrase``: exact matches first, then
+        embedding neighbours (see the class docstring); remembered by the phrase's
+        normalised form for the run, and in :attr:`memo` between runs."""
         key = normalize_loose(phrase)
         if key in self._cache:
             return self._cache[key]
+        kept = self._kept_links(key, phrase.lower()) if self.embedder is not None and key else None
+        if kept is not None:
+            self._cache[key] = kept
+            return kept
         core = phrase_core(key)
         links = list(dict.fromkeys(self._exact.get(key) or self._exact.get(core, [])))
         genitive = key.endswith(" of")
@@ -442,6 +517,8 @@ class RelationLinker:
                 if (pid, direction) not in seen:
                     seen.add((pid, direction))
                     links.append(RelationLink(pid, direction, "embedding", float(sims[i])))
+            if self._memo_used() and self.memo is not None:
+                self.memo.write((key, phrase.lower()), links)
         self._cache[key] = links
         return links
 
