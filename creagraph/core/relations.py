@@ -273,6 +273,51 @@ class RelationLink:
     score: float
 
 
+_NameTable = tuple[
+    list[tuple[str, str, Direction, str]], dict[str, list[RelationLink]], dict[str, list[int]]
+]
+
+
+def _build_name_table(kg: KnowledgeGraph, properties: Sequence[str] | None) -> _NameTable:
+    """The names relation linking matches phrases against: (text, pid, direction, method)
+    for each label, alias and inverse phrasing of ``properties`` (default: the graph's
+    properties with statements) and each phrasing rule; the exact links by normalised name;
+    each PID's rows."""
+    names: list[tuple[str, str, Direction, str]] = []
+    props = properties
+    if props is None:
+        counts = getattr(kg, "property_counts", None)
+        try:
+            props = (
+                sorted(p for p, n in counts().items() if n > 0)
+                if counts is not None
+                else sorted(inverse_labels())
+            )
+        except (RuntimeError, OSError):  # a remote endpoint that cannot count them all
+            props = sorted(inverse_labels())
+    inverse = inverse_labels()
+    for pid in props:
+        record = kg.property(pid)
+        if record is None:
+            continue
+        if record.label:
+            names.append((record.label, pid, "forward", "label"))
+        for alias in record.aliases:
+            names.append((alias, pid, "forward", "alias"))
+        if pid in inverse:
+            names.append((inverse[pid], pid, "inverse", "inverse-label"))
+    for phrase, targets in relation_phrases().items():
+        for pid, direction in targets:
+            names.append((phrase, pid, direction, "rule"))
+    exact: dict[str, list[RelationLink]] = {}
+    rows: dict[str, list[int]] = {}
+    for i, (text, pid, direction, method) in enumerate(names):
+        link = RelationLink(pid, direction, method, 1.0)
+        exact.setdefault(normalize_loose(text), []).append(link)
+        rows.setdefault(pid, []).append(i)
+    return names, exact, rows
+
+
 class LinkMemo(Protocol):
     """Where a :class:`RelationLinker` keeps its links between runs (issue 31): each under
     the phrase's normalised form and the text it embeds (``(normalize_loose(phrase),
@@ -329,41 +374,43 @@ class RelationLinker:
         #: it found missing there (not asked for again)
         self._recalled: dict[tuple[str, str], list[RelationLink]] = {}
         self._not_kept: set[tuple[str, str]] = set()
-        self._names: list[tuple[str, str, Direction, str]] = []  # (text, pid, dir, method)
-        props = properties
-        if props is None:
-            counts = getattr(kg, "property_counts", None)
-            try:
-                props = (
-                    sorted(p for p, n in counts().items() if n > 0)
-                    if counts is not None
-                    else sorted(inverse_labels())
-                )
-            except (RuntimeError, OSError):  # a remote endpoint that cannot count them all
-                props = sorted(inverse_labels())
-        inverse = inverse_labels()
-        for pid in props:
-            record = kg.property(pid)
-            if record is None:
-                continue
-            if record.label:
-                self._names.append((record.label, pid, "forward", "label"))
-            for alias in record.aliases:
-                self._names.append((alias, pid, "forward", "alias"))
-            if pid in inverse:
-                self._names.append((inverse[pid], pid, "inverse", "inverse-label"))
-        for phrase, targets in relation_phrases().items():
-            for pid, direction in targets:
-                self._names.append((phrase, pid, direction, "rule"))
-        self._exact: dict[str, list[RelationLink]] = {}
-        self._rows: dict[str, list[int]] = {}  # pid -> its rows in _names, for similarity()
-        for i, (text, pid, direction, method) in enumerate(self._names):
-            self._exact.setdefault(normalize_loose(text), []).append(
-                RelationLink(pid, direction, method, 1.0)
-            )
-            self._rows.setdefault(pid, []).append(i)
+        self._properties = None if properties is None else list(properties)
+        #: the property-name table (_names, _exact, _rows), built when first needed: a run
+        #: whose links are all kept in the memo never needs it (issue 31)
+        self._table: _NameTable | None = None
         self._vectors: np.ndarray | None = None
         self._prepared: dict[str, np.ndarray] = {}  # phrase vectors from prepare(), if uncached
+
+    @property
+    def _names(self) -> list[tuple[str, str, Direction, str]]:
+        """(text, pid, direction, method) of every property name, in table order."""
+        return self._name_table()[0]
+
+    @property
+    def _exact(self) -> dict[str, list[RelationLink]]:
+        """Normalised name -> its exact links."""
+        return self._name_table()[1]
+
+    @property
+    def _rows(self) -> dict[str, list[int]]:
+        """PID -> its rows in :attr:`_names`, for :meth:`similarity`."""
+        return self._name_table()[2]
+
+    def _name_table(self) -> _NameTable:
+        if self._table is None:
+            self._table = _build_name_table(self.kg, self._properties)
+        return self._table
+
+    def table_identity(self) -> dict[str, Any]:
+        """What decides the property-name table besides the graph itself (its property
+        records and counts): the ``properties`` given, the inverse phrasings and the
+        phrasing rules. With the graph's identity it stands for the table in cache keys
+        (:mod:`creagraph.scoring.groundcache`) without building it."""
+        return {
+            "properties": self._properties,
+            "inverse labels": inverse_labels(),
+            "rules": relation_phrases(),
+        }
 
     def name_texts(self) -> list[str]:
         """Every property name linking compares phrases with, in table order (labels,

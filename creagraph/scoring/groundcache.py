@@ -16,9 +16,10 @@ A verdict is cached under the SHA-256 of
   SPARQL endpoint) is not cached,
 - every grounding setting: the grounder's (``min_confidence``, ``edge_min_similarity``,
   ``candidates``, the known negatives), the entity linker's (``candidates``,
-  ``min_fuzzy``), the relation linker's (``top_k``, ``min_similarity``, its property-name
-  table) and the embedder's name (model and precision), and the catalogues grounding
-  reads (relation phrases, inverse, symmetric, complete and containment properties),
+  ``min_fuzzy``), the relation linker's (``top_k``, ``min_similarity``, what its
+  property-name table is made from besides the graph) and the embedder's name (model and
+  precision), and the catalogues grounding reads (relation phrases, inverse, symmetric,
+  complete and containment properties),
 - the triple's text as given and the query entities its ends are tied to.
 
 The entity linker's links are kept the same way (the grounder shares its cache with its
@@ -101,13 +102,16 @@ def _linker_settings(linker: Any) -> list[Any]:
 
 def _relation_settings(linker: Any) -> list[Any]:
     """The relation linker's settings that decide its links (part of the verdicts' and the
-    kept links' contexts): its type, ``top_k``, ``min_similarity``, property-name table and
-    the embedder's name (model and precision)."""
+    kept links' contexts): its type, ``top_k``, ``min_similarity``, what decides its
+    property-name table besides the graph (``table_identity``: the table is not built for
+    this, issue 31; the graph's identity is in each context) and the embedder's name (model
+    and precision)."""
+    identity = getattr(linker, "table_identity", None)
     return [
         type(linker).__name__,
         linker.top_k,
         linker.min_similarity,
-        linker._names,
+        identity() if identity is not None else linker._names,
         getattr(linker.embedder, "name", None),
     ]
 

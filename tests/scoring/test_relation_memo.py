@@ -80,6 +80,7 @@ def test_a_warm_linker_reads_the_links_and_no_vector(small_store, tmp_path):
     assert _links(warm) == computed
     assert warm.embedder.hits == warm.embedder.misses == 0  # not a vector was read
     assert warm._vectors is None  # nor the property names'
+    assert warm._table is None  # whose table is not even built
     # without the memo (the same vectors, from the embedding cache): the same links
     plain = RelationLinker(EmbeddedKG(small_store), cold.embedder)
     assert _links(plain) == computed
@@ -94,8 +95,9 @@ def test_link_without_prepare_reads_the_memo(small_store, tmp_path):
 
 @pytest.mark.parametrize(
     "change",
-    [{"top_k": 2}, {"min_similarity": 0.5}, {"model": 64}, {"store": "other"}],
-    ids=["top_k", "min_similarity", "model", "store"],
+    [{"top_k": 2}, {"min_similarity": 0.5}, {"properties": ["P26", "P57", "P19", "P108"]},
+     {"model": 64}, {"store": "other"}],
+    ids=["top_k", "min_similarity", "properties", "model", "store"],
 )
 def test_another_setting_model_or_store_misses(small_store, other_store, tmp_path, change):
     _links(_linker(small_store, tmp_path))  # kept under the default settings
