@@ -24,10 +24,13 @@ each "before" being a reference implementation of the old path timed in the same
    4 models ≤ 1.3× one model; and whether ``queries.jsonl``/``summary.csv`` are
    byte-identical before and after;
 7. ``creagraph score`` of all 80 sample answers (issue 31), stored vs kg judge, each a
-   fresh process: warm (median of ``--repeats``) and, with ``--cold``, the first run over
-   empty caches; before (``--before-tree``) and after; targets kg/stored ≤ 1.2× warm,
-   ≤ 1.5× cold; and whether the output files are byte-identical before and after, of the
-   first (cold) runs and of the last (warm) ones;
+   fresh process of a byte-compiled tree (as an install leaves it; ``__pycache__`` allowed)
+   over its own copy of ``--store`` without saved property-name vectors: warm (median and
+   least CPU of ``--repeats``) and, with ``--cold``, the first run over empty caches (the
+   store's first use) and a second cold run (new empty caches, the store as the first run
+   left it); before (``--before-tree``) and after; targets kg/stored ≤ 1.2× warm, ≤ 1.5×
+   cold; and whether the output files are byte-identical before and after, of the cold
+   runs and of the last warm ones;
 8. kg judging of the 80 sample answers in-process over a warm verdict cache (issue 31):
    one ``SELECT`` per triple (before) vs an answer's verdicts read at once
    (``KgJudge.prefetch``), CPU seconds, interleaved; and whether the judgments are equal.
