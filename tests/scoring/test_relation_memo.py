@@ -36,22 +36,22 @@ PHRASES = [
 ]  # fmt: skip
 
 
+def _store(slice_path: Path, folder: Path, step: int) -> Path:
+    """A store of 20,000 slice lines (every ``step``-th), as ``kg import`` leaves it."""
+    import_dumps([slice_dump(slice_path, folder, step)], folder / "store", show_progress=False)
+    return folder / "store"
+
+
 @pytest.fixture(scope="module")
 def small_store(slice_path, tmp_path_factory) -> Path:
-    """A store of 20,000 slice lines (~200 properties), as ``kg import`` leaves it."""
-    folder = tmp_path_factory.mktemp("memo")
-    store = folder / "store"
-    import_dumps([slice_dump(slice_path, folder, step=31)], store, show_progress=False)
-    return store
+    """~200 properties' statements, labels and aliases."""
+    return _store(slice_path, tmp_path_factory.mktemp("memo"), 31)
 
 
 @pytest.fixture(scope="module")
 def other_store(slice_path, tmp_path_factory) -> Path:
     """Another graph (other slice lines): another store identity."""
-    folder = tmp_path_factory.mktemp("memo-other")
-    store = folder / "store"
-    import_dumps([slice_dump(slice_path, folder, step=37)], store, show_progress=False)
-    return store
+    return _store(slice_path, tmp_path_factory.mktemp("memo-other"), 37)
 
 
 def _linker(store: Path, cache: Path, model=None, **settings) -> RelationLinker:
