@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from creagraph.core.text import normalize_loose
 
 __all__ = [
     "Direction",
+    "LinkMemo",
     "RelationLink",
     "RelationLinker",
     "directional_phrase",
@@ -272,6 +273,70 @@ class RelationLink:
     score: float
 
 
+_NameTable = tuple[
+    list[tuple[str, str, Direction, str]], dict[str, list[RelationLink]], dict[str, list[int]]
+]
+
+
+def _build_name_table(kg: KnowledgeGraph, properties: Sequence[str] | None) -> _NameTable:
+    """The names relation linking matches phrases against: (text, pid, direction, method)
+    for each label, alias and inverse phrasing of ``properties`` (default: the graph's
+    properties with statements) and each phrasing rule; the exact links by normalised name;
+    each PID's rows."""
+    names: list[tuple[str, str, Direction, str]] = []
+    props = properties
+    if props is None:
+        counts = getattr(kg, "property_counts", None)
+        try:
+            props = (
+                sorted(p for p, n in counts().items() if n > 0)
+                if counts is not None
+                else sorted(inverse_labels())
+            )
+        except (RuntimeError, OSError):  # a remote endpoint that cannot count them all
+            props = sorted(inverse_labels())
+    inverse = inverse_labels()
+    for pid in props:
+        record = kg.property(pid)
+        if record is None:
+            continue
+        if record.label:
+            names.append((record.label, pid, "forward", "label"))
+        for alias in record.aliases:
+            names.append((alias, pid, "forward", "alias"))
+        if pid in inverse:
+            names.append((inverse[pid], pid, "inverse", "inverse-label"))
+    for phrase, targets in relation_phrases().items():
+        for pid, direction in targets:
+            names.append((phrase, pid, direction, "rule"))
+    exact: dict[str, list[RelationLink]] = {}
+    rows: dict[str, list[int]] = {}
+    for i, (text, pid, direction, method) in enumerate(names):
+        link = RelationLink(pid, direction, method, 1.0)
+        exact.setdefault(normalize_loose(text), []).append(link)
+        rows.setdefault(pid, []).append(i)
+    return names, exact, rows
+
+
+class LinkMemo(Protocol):
+    """Where a :class:`RelationLinker` keeps its links between runs (issue 31): each under
+    the phrase's normalised form and the text it embeds (``(normalize_loose(phrase),
+    phrase.lower())``, which decide its links), kept apart by whatever else decides them
+    (the graph, the linker's settings and property-name table, the embedding model).
+    :class:`creagraph.scoring.groundcache.RelationLinkMemo` keeps them beside the grounding
+    verdicts."""
+
+    def read(
+        self, phrases: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[RelationLink]]:
+        """The kept links of those ``phrases`` that have some."""
+        ...
+
+    def write(self, phrase: tuple[str, str], links: Sequence[RelationLink]) -> None:
+        """Keep ``links`` as the links of ``phrase``."""
+        ...
+
+
 class RelationLinker:
     """Link relation phrases to (PID, direction) candidates.
 
@@ -281,6 +346,12 @@ class RelationLinker:
     embedding, when the cosine similarity is at least ``min_similarity``. A genitive
     phrase near a bare name takes that name's other direction ("predecessor of" near
     "predecessor", issue 28: neighbours used to bring their own direction).
+
+    With a ``memo`` (:class:`LinkMemo`) and a caching embedder (one with a ``cache_path``,
+    whose vector of a text never changes once computed), the links of each phrase are kept
+    between runs: a run whose phrases were all linked before reads their links and neither
+    a phrase's vector nor the property names' (issue 31). The links read are those the
+    phrase's vector and the names' vectors give, so they equal the links computed again.
     """
 
     def __init__(
@@ -291,47 +362,55 @@ class RelationLinker:
         properties: Sequence[str] | None = None,
         top_k: int = 4,
         min_similarity: float = 0.6,
+        memo: LinkMemo | None = None,
     ) -> None:
         self.kg = kg
         self.embedder = embedder
         self.top_k = top_k
         self.min_similarity = min_similarity
+        self.memo = memo
         self._cache: dict[str, list[RelationLink]] = {}
-        self._names: list[tuple[str, str, Direction, str]] = []  # (text, pid, dir, method)
-        props = properties
-        if props is None:
-            counts = getattr(kg, "property_counts", None)
-            try:
-                props = (
-                    sorted(p for p, n in counts().items() if n > 0)
-                    if counts is not None
-                    else sorted(inverse_labels())
-                )
-            except (RuntimeError, OSError):  # a remote endpoint that cannot count them all
-                props = sorted(inverse_labels())
-        inverse = inverse_labels()
-        for pid in props:
-            record = kg.property(pid)
-            if record is None:
-                continue
-            if record.label:
-                self._names.append((record.label, pid, "forward", "label"))
-            for alias in record.aliases:
-                self._names.append((alias, pid, "forward", "alias"))
-            if pid in inverse:
-                self._names.append((inverse[pid], pid, "inverse", "inverse-label"))
-        for phrase, targets in relation_phrases().items():
-            for pid, direction in targets:
-                self._names.append((phrase, pid, direction, "rule"))
-        self._exact: dict[str, list[RelationLink]] = {}
-        self._rows: dict[str, list[int]] = {}  # pid -> its rows in _names, for similarity()
-        for i, (text, pid, direction, method) in enumerate(self._names):
-            self._exact.setdefault(normalize_loose(text), []).append(
-                RelationLink(pid, direction, method, 1.0)
-            )
-            self._rows.setdefault(pid, []).append(i)
+        #: links read from :attr:`memo` by :meth:`prepare` (until linked), and the phrases
+        #: it found missing there (not asked for again)
+        self._recalled: dict[tuple[str, str], list[RelationLink]] = {}
+        self._not_kept: set[tuple[str, str]] = set()
+        self._properties = None if properties is None else list(properties)
+        #: the property-name table (_names, _exact, _rows), built when first needed: a run
+        #: whose links are all kept in the memo never needs it (issue 31)
+        self._table: _NameTable | None = None
         self._vectors: np.ndarray | None = None
         self._prepared: dict[str, np.ndarray] = {}  # phrase vectors from prepare(), if uncached
+
+    @property
+    def _names(self) -> list[tuple[str, str, Direction, str]]:
+        """(text, pid, direction, method) of every property name, in table order."""
+        return self._name_table()[0]
+
+    @property
+    def _exact(self) -> dict[str, list[RelationLink]]:
+        """Normalised name -> its exact links."""
+        return self._name_table()[1]
+
+    @property
+    def _rows(self) -> dict[str, list[int]]:
+        """PID -> its rows in :attr:`_names`, for :meth:`similarity`."""
+        return self._name_table()[2]
+
+    def _name_table(self) -> _NameTable:
+        if self._table is None:
+            self._table = _build_name_table(self.kg, self._properties)
+        return self._table
+
+    def table_identity(self) -> dict[str, Any]:
+        """What decides the property-name table besides the graph itself (its property
+        records and counts): the ``properties`` given, the inverse phrasings and the
+        phrasing rules. With the graph's identity it stands for the table in cache keys
+        (:mod:`creagraph.scoring.groundcache`) without building it."""
+        return {
+            "properties": self._properties,
+            "inverse labels": inverse_labels(),
+            "rules": relation_phrases(),
+        }
 
     def name_texts(self) -> list[str]:
         """Every property name linking compares phrases with, in table order (labels,
@@ -381,7 +460,9 @@ class RelationLinker:
         with all phrases of a run first (duplicates and already linked phrases are
         skipped; ``chunk`` phrases per call bound the memory). With a caching embedder
         (:class:`~creagraph.core.embeddings.CachedEmbedder`) the vectors go to its cache,
-        which :meth:`link` then reads; otherwise they are kept until linked.
+        which :meth:`link` then reads; otherwise they are kept until linked. With a
+        :attr:`memo`, the kept links of the phrases are read first (one query per chunk),
+        and only the phrases without any are embedded, the names only when one is.
 
         Returns
         -------
@@ -390,7 +471,6 @@ class RelationLinker:
         """
         if self.embedder is None:
             return 0
-        self._name_vectors()
         cached = hasattr(self.embedder, "cache_path")
         todo: dict[str, str] = {}  # normalised key -> text to embed (first spelling seen)
         seen: set[str] = set()
@@ -402,13 +482,48 @@ class RelationLinker:
                     seen.add(key)
                     todo[key] = phrase.lower()
             if todo and (phrase is None or len(todo) >= chunk):
+                self._recall(todo)
                 texts = list(todo.values())
-                vectors = self.embedder.encode(texts)
-                if not cached:
-                    self._prepared.update(zip(texts, vectors))
+                if texts:
+                    self._name_vectors()
+                    vectors = self.embedder.encode(texts)
+                    if not cached:
+                        self._prepared.update(zip(texts, vectors))
                 done += len(texts)
                 todo.clear()
         return done
+
+    def _memo_used(self) -> bool:
+        """Whether links are kept in :attr:`memo`: only beside a caching embedder, whose
+        vector of a text (which decides its links) stays the one first computed."""
+        return self.memo is not None and hasattr(self.embedder, "cache_path")
+
+    def _recall(self, todo: dict[str, str]) -> None:
+        """Read the kept links of ``todo`` (normalised key -> text) from :attr:`memo` and
+        drop those phrases from ``todo``: they need no vector."""
+        if not self._memo_used() or self.memo is None:
+            return
+        found = self.memo.read(list(todo.items()))
+        for key, text in list(todo.items()):
+            links = found.get((key, text))
+            if links is None:
+                self._not_kept.add((key, text))
+            else:
+                self._recalled[(key, text)] = links
+                del todo[key]
+
+    def _kept_links(self, key: str, text: str) -> list[RelationLink] | None:
+        """The links of ``(key, text)`` in :attr:`memo` (read by :meth:`prepare` or now),
+        or ``None``."""
+        if not self._memo_used() or self.memo is None:
+            return None
+        phrase = (key, text)
+        if phrase in self._recalled:
+            return self._recalled.pop(phrase)
+        if phrase in self._not_kept:  # prepare asked already
+            self._not_kept.discard(phrase)
+            return None
+        return self.memo.read([phrase]).get(phrase)
 
     def _phrase_vector(self, phrase: str) -> np.ndarray:
         text = phrase.lower()
@@ -416,9 +531,16 @@ class RelationLinker:
         return vector if vector is not None else self.embedder.encode([text])[0]
 
     def link(self, phrase: str) -> list[RelationLink]:
+        """The (PID, direction) candidates of ``phrase``: exact matches first, then
+        embedding neighbours (see the class docstring); remembered by the phrase's
+        normalised form for the run, and in :attr:`memo` between runs."""
         key = normalize_loose(phrase)
         if key in self._cache:
             return self._cache[key]
+        kept = self._kept_links(key, phrase.lower()) if self.embedder is not None and key else None
+        if kept is not None:
+            self._cache[key] = kept
+            return kept
         core = phrase_core(key)
         links = list(dict.fromkeys(self._exact.get(key) or self._exact.get(core, [])))
         genitive = key.endswith(" of")
@@ -442,6 +564,8 @@ class RelationLinker:
                 if (pid, direction) not in seen:
                     seen.add((pid, direction))
                     links.append(RelationLink(pid, direction, "embedding", float(sims[i])))
+            if self._memo_used() and self.memo is not None:
+                self.memo.write((key, phrase.lower()), links)
         self._cache[key] = links
         return links
 

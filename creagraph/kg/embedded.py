@@ -57,6 +57,11 @@ from creagraph.core.graph import (
     check_qid,
 )
 from creagraph.core.io import InputError
+
+# registers the writer that saves property-name vectors in a store on their first use
+# (core.propvectors.register_store_writer): a scoring run reads stores without loading the
+# importer, which was the only module importing it (issue 31)
+from creagraph.kg import propvectors as _propvectors  # noqa: F401
 from creagraph.kg.common import id_number, inverse_labels
 from creagraph.kg.fuzzy import FuzzyIndex, length_window
 from creagraph.kg.store import (

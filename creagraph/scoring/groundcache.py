@@ -16,15 +16,23 @@ A verdict is cached under the SHA-256 of
   SPARQL endpoint) is not cached,
 - every grounding setting: the grounder's (``min_confidence``, ``edge_min_similarity``,
   ``candidates``, the known negatives), the entity linker's (``candidates``,
-  ``min_fuzzy``), the relation linker's (``top_k``, ``min_similarity``, its property-name
-  table) and the embedder's name (model and precision), and the catalogues grounding
-  reads (relation phrases, inverse, symmetric, complete and containment properties),
+  ``min_fuzzy``), the relation linker's (``top_k``, ``min_similarity``, what its
+  property-name table is made from besides the graph) and the embedder's name (model and
+  precision), and the catalogues grounding reads (relation phrases, inverse, symmetric,
+  complete and containment properties),
 - the triple's text as given and the query entities its ends are tied to.
 
 The entity linker's links are kept the same way (the grounder shares its cache with its
 entity linker), under the graph's identity, the linker's settings and the mention's text:
 the scorer's validity rule links each query's own entities too, and a name without an
 exact match would otherwise load the fuzzy-search tables on every warm run.
+
+The relation linker's links are kept too (:class:`RelationLinkMemo`; the grounder gives
+its linker one), under :data:`GROUNDING_VERSION`, the graph's identity, the linker's
+settings and property-name table, the embedder's name and the phrase (its normalised form
+and the text embedded): a warm run then reads neither the phrases' vectors nor the ~2,900
+property names' (issue 31). Only beside a caching embedder, whose vector of a text stays
+the one first computed, so that the links read are the links computed again.
 
 The verdict a cold run computed is what a warm run reads: the records are identical
 (``tests/scoring/test_groundcache.py``). Within a run the linkers remember each name by its
@@ -45,10 +53,13 @@ from pathlib import Path
 from typing import Any
 
 from creagraph.core import settings
+from creagraph.core.relations import RelationLink
 
 __all__ = [
     "GROUNDING_VERSION",
     "GroundingCache",
+    "RelationLinkMemo",
+    "relation_link_context",
     "default_grounding_cache",
     "grounding_context",
     "linker_context",
@@ -89,6 +100,34 @@ def _linker_settings(linker: Any) -> list[Any]:
     return [type(linker).__name__, linker.candidates, linker.min_fuzzy]
 
 
+def _relation_settings(linker: Any) -> list[Any]:
+    """The relation linker's settings that decide its links (part of the verdicts' and the
+    kept links' contexts): its type, ``top_k``, ``min_similarity``, what decides its
+    property-name table besides the graph (``table_identity``: the table is not built for
+    this, issue 31; the graph's identity is in each context) and the embedder's name (model
+    and precision)."""
+    identity = getattr(linker, "table_identity", None)
+    return [
+        type(linker).__name__,
+        linker.top_k,
+        linker.min_similarity,
+        identity() if identity is not None else linker._names,
+        getattr(linker.embedder, "name", None),
+    ]
+
+
+def relation_link_context(linker: Any) -> str | None:
+    """The part of the cache keys of a relation linker's kept links:
+    :data:`GROUNDING_VERSION`, the graph's identity (``None`` for a graph without a store)
+    and :func:`_relation_settings`."""
+    store = _store_identity(linker.kg)
+    if store is None:
+        return None
+    return _digest(
+        {"version": GROUNDING_VERSION, "store": store, "relation links": _relation_settings(linker)}
+    )
+
+
 def linker_context(linker: Any) -> str | None:
     """The part of the cache keys of an entity linker's links: :data:`GROUNDING_VERSION`,
     the graph's identity and the linker's settings; ``None`` for a graph without a store."""
@@ -121,13 +160,7 @@ def grounding_context(grounder: Any) -> str | None:
             sorted(grounder.negatives),
         ],
         "entities": _linker_settings(grounder.entities),
-        "relations": [
-            type(relations).__name__,
-            relations.top_k,
-            relations.min_similarity,
-            relations._names,
-            getattr(relations.embedder, "name", None),
-        ],
+        "relations": _relation_settings(relations),
         "catalogues": [
             grounding.relation_phrases(),
             grounding.inverse_properties(),
@@ -246,3 +279,67 @@ def default_grounding_cache(
     if not settings.enabled("CREAGRAPH_GROUNDING_CACHE"):
         return None
     return GroundingCache(Path(beside).parent / "grounding.sqlite" if beside else None)
+
+
+class RelationLinkMemo:
+    """A relation linker's links kept in a :class:`GroundingCache` (issue 31), the
+    :class:`~creagraph.core.relations.LinkMemo` a grounder gives its relation linker.
+
+    Each phrase's links are stored as ``[[pid, direction, method, score], ...]`` under
+    :func:`relation_link_context` and the phrase; nothing is kept for a graph without a
+    store. A stored value of another shape is reported as a damaged cache.
+
+    Parameters
+    ----------
+    cache : GroundingCache
+        Where the links are kept (beside the verdicts).
+    linker : RelationLinker
+        The linker whose settings key the links (read when first needed).
+    """
+
+    def __init__(self, cache: GroundingCache, linker: Any):
+        self.cache = cache
+        self.linker = linker
+        self._context: str | None = None
+
+    def _context_key(self) -> str:
+        if self._context is None:
+            self._context = relation_link_context(self.linker) or ""
+        return self._context
+
+    def read(
+        self, phrases: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[RelationLink]]:
+        """The kept links of those ``phrases`` (normalised form, text) that have some."""
+        context = self._context_key()
+        if not context:
+            return {}
+        keys = {phrase: self.cache.key(context, phrase, ()) for phrase in phrases}
+        found = self.cache.get_many(keys.values())
+        out: dict[tuple[str, str], list[RelationLink]] = {}
+        for phrase, key in keys.items():
+            if key in found:
+                out[phrase] = self._links(found[key])
+        return out
+
+    def _links(self, value: Any) -> list[RelationLink]:
+        try:
+            links = [RelationLink(pid, way, method, score) for pid, way, method, score in value]
+        except (TypeError, ValueError) as exc:  # not a list of four-element lists
+            raise self.cache._error(exc) from exc
+        for link in links:
+            if not (
+                isinstance(link.pid, str)
+                and link.direction in ("forward", "inverse")
+                and isinstance(link.method, str)
+                and type(link.score) is float
+            ):
+                raise self.cache._error(ValueError(f"not a relation link: {link}"))
+        return links
+
+    def write(self, phrase: tuple[str, str], links: Iterable[RelationLink]) -> None:
+        """Keep ``links`` as the links of ``phrase`` (normalised form, text)."""
+        context = self._context_key()
+        if context:
+            value = [[r.pid, r.direction, r.method, r.score] for r in links]
+            self.cache.put(self.cache.key(context, phrase, ()), value)

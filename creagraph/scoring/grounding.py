@@ -204,7 +204,9 @@ class Grounder:
     cache : GroundingCache, optional
         Verdicts kept between runs (:mod:`creagraph.scoring.groundcache`): a triple
         grounded before under the same graph and settings is read, not grounded again.
-        Shared with ``entities`` when that has no cache of its own.
+        Shared with ``entities`` when that has no cache of its own, and keeps the links
+        of ``relations`` when that has no memo of its own
+        (:class:`~creagraph.scoring.groundcache.RelationLinkMemo`).
     """
 
     def __init__(
@@ -238,6 +240,10 @@ class Grounder:
         self._absent: set[bytes] = set()  # keys prefetch found missing from the cache
         if cache is not None and getattr(entities, "cache", False) is None:
             entities.cache = cache  # its links are kept too (see the groundcache module)
+        if cache is not None and getattr(relations, "memo", False) is None:
+            from creagraph.scoring.groundcache import RelationLinkMemo
+
+            relations.memo = RelationLinkMemo(cache, relations)  # and the relation linker's
 
     # -- public ---------------------------------------------------------------------
     def ground(
