@@ -172,8 +172,9 @@ def with_reference(scored: list[Response], reference: list[Response], *, where: 
     """The responses to score followed by a reference population, and the reference's
     models (:func:`score_population` scores only the others against it).
 
-    ``where`` (the scored responses' file) prefixes the errors: a model or a response id
-    in both, or nothing left to score after keeping ``tasks``.
+    Only the reference's responses to the tasks answered are kept. ``where`` (the scored
+    responses' file) prefixes the errors: a model or a response id in both, nothing left to
+    score after keeping ``tasks``, or an answered task the reference does not have.
     """
     ref_models = {r.model for r in reference}
     clash = sorted({r.model for r in scored} & ref_models)
@@ -189,7 +190,17 @@ def with_reference(scored: list[Response], reference: list[Response], *, where: 
         scored = [r for r in scored if r.task_id in wanted]
     if not scored:
         raise InputError(f"{where}: no response to score")
-    return scored + reference, ref_models
+    # Only the tasks answered matter: the reference's other tasks would be built, then
+    # skipped one warning each (a shared population has ~100 tasks).
+    answered = {r.task_id for r in scored}
+    reference = [r for r in reference if r.task_id in answered]
+    missing = sorted(answered - {r.task_id for r in reference})
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5
+                                           else "")
+        raise InputError(f"{where}: task(s) {shown} not in the reference population: "
+                         "nothing to compare those responses with (leave them out with --tasks)")
+    return scored + reference, {r.model for r in reference}
 
 
 def max_runs(population: list[Response], runs: int | None) -> list[Response]:

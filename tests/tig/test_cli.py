@@ -151,6 +151,35 @@ def test_score_against_a_reference_file_with_per_model_summary(responses_file, t
     assert "also in the reference population" in capsys.readouterr().err
 
 
+def test_reference_tasks_not_answered_are_left_out(responses_file, tmp_path, capsys):
+    """Only the answered tasks of a reference population are built and scored (no warning
+    per unanswered task); an answered task the reference lacks is refused by name."""
+    from creagraph.tig.io import read_responses
+    from creagraph.tig.schema import Response
+
+    population = read_responses(responses_file)
+    other = [Response("joy", "Make joy visible.", r.model, r.sample, r.core_idea)
+             for r in population]
+    reference = tmp_path / "reference.jsonl"
+    write_responses(reference, [*population, *other])
+    brief = population[0].brief
+    mine = tmp_path / "mine.jsonl"
+    write_responses(mine, [Response("calm", brief, "mine", i, text) for i, text in enumerate(
+        ["A potted fern with green leaves to evoke calm.", "A still lake at dawn."])])
+    out = tmp_path / "scores.jsonl"
+    assert main(["tig", "score", str(mine), "--reference", str(reference),
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "2 responses scored over 1 task(s) →" in captured.out
+    assert "joy" not in captured.err and "skipped" not in captured.err + captured.out
+    stray = tmp_path / "stray.jsonl"
+    write_responses(stray, [Response("storm", "Paint a storm.", "mine", 0, "A gull inside.")])
+    assert main(["tig", "score", str(stray), "--reference", str(reference),
+                 "--out", str(tmp_path / "s2.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"{stray}: task(s) storm not in the reference population" in err
+
+
 def test_runs_finish_and_nothing_produced_is_explained(tmp_path, capsys):
     from creagraph.tig.schema import Response
 
