@@ -277,13 +277,47 @@ def _unique_rows(
     s: np.ndarray, p: np.ndarray, o: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``(s, p, o)`` rows, sorted by subject, property, object."""
-    order = np.lexsort((o, p, s))
-    s, p, o = s[order], p[order], o[order]
-    if len(s):
-        keep = np.ones(len(s), dtype=bool)
-        keep[1:] = (np.diff(s) != 0) | (np.diff(p) != 0) | (np.diff(o) != 0)
-        s, p, o = s[keep], p[keep], o[keep]
-    return s, p, o
+    return _sorted_rows(s, p, o, distinct=True)
+
+
+def _sorted_rows(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, *, distinct: bool = False, bits: int = 64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows ``(a, b, c)`` (integer columns) sorted by ``a``, then ``b``, then ``c``,
+    repeats removed when ``distinct``; each column keeps its dtype.
+
+    When the columns' ranges (maximum − minimum) fit together in ``bits`` bits, the rows are
+    packed into one unsigned integer each and sorted as such (issue 31: one sort of one
+    array, several times faster than ``np.lexsort`` over three); else ``np.lexsort``."""
+    if len(a) == 0:
+        return a, b, c
+    cols = (a, b, c)
+    lows = [int(x.min()) for x in cols]
+    widths = [max((int(x.max()) - low).bit_length(), 1) for x, low in zip(cols, lows)]
+    if sum(widths) > bits:
+        order = np.lexsort((c, b, a))
+        a, b, c = a[order], b[order], c[order]
+        if distinct:
+            keep = np.ones(len(a), dtype=bool)
+            keep[1:] = (np.diff(a) != 0) | (np.diff(b) != 0) | (np.diff(c) != 0)
+            a, b, c = a[keep], b[keep], c[keep]
+        return a, b, c
+    packed = np.zeros(len(a), dtype=np.uint64)
+    for x, low, width in zip(cols, lows, widths):
+        packed <<= np.uint64(width)
+        packed |= (x - low).astype(np.uint64)
+    packed.sort()
+    if distinct:
+        keep = np.ones(len(packed), dtype=bool)
+        keep[1:] = packed[1:] != packed[:-1]
+        packed = packed[keep]
+    out = []
+    shift = sum(widths)
+    for x, low, width in zip(cols, lows, widths):
+        shift -= width
+        part = (packed >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+        out.append((part.astype(np.int64) + low).astype(x.dtype))
+    return out[0], out[1], out[2]
 
 
 @dataclass
@@ -424,7 +458,7 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
     # the statements come distinct and sorted by number: the ids keep that order
     out_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(si, minlength=n_nodes), out=out_indptr[1:])
-    in_order = np.lexsort((si, pi, oi))
+    _, in_prop, in_subj = _sorted_rows(oi, pi, si)  # by object, property, subject
     in_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(oi, minlength=n_nodes), out=in_indptr[1:])
     arrays = {
@@ -434,8 +468,8 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
         "out_prop": pi,
         "out_obj": oi,
         "in_indptr": in_indptr,
-        "in_prop": pi[in_order],
-        "in_subj": si[in_order],
+        "in_prop": in_prop,
+        "in_subj": in_subj,
     }
     for name, values in arrays.items():
         np.save(out / f"{name}.npy", np.ascontiguousarray(values))
