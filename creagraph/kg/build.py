@@ -36,15 +36,18 @@ from creagraph.kg.ntriples import ParseReport, parse_dump_blocks
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
     _FUZZY_FILE,
+    _FUZZY_PREFIXES,
     STORE_FORMAT,
     STORE_MARKER,
     _BuildLock,
+    _by_length,
     _check_replaceable,
     _clean_stale_builds,
     _file_digests,
     _replace_dir,
     _StoreLock,
-    _write_fuzzy_rows,
+    _token_sorted,
+    _write_fuzzy_tables,
 )
 
 __all__ = ["ImportResult", "import_dumps"]
@@ -482,19 +485,28 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
 
 def _name_rows(
     labels: dict[str, str], aliases: list[tuple[str, str]]
-) -> list[tuple[str, str, str, str, str]]:
+) -> tuple[list[tuple[str, str, str, str, str]], dict[str, tuple[list[str], list[tuple]]]]:
     """The ``names`` table's rows ``(key, loose, id, kind, text)``: labels, then aliases, each
-    text normalised once however many ids it names."""
-    forms: dict[str, tuple[str, str]] = {}
+    text normalised once however many ids it names; and the fuzzy-name tables of
+    :func:`creagraph.kg.store._fuzzy_table` per prefix (``Q``, ``P``) made from the same
+    rows, each loose name token-sorted once."""
+    forms: dict[str, tuple[str, str, str]] = {}
     rows = []
+    keys: dict[str, list[str]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
+    infos: dict[str, list[tuple]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
     for kind, pairs in (("label", labels.items()), ("alias", aliases)):
         for item_id, text in pairs:
             both = forms.get(text)
             if both is None:
                 key = normalize(text)
-                both = forms[text] = (key, loosen(key))
+                loose = loosen(key)
+                both = forms[text] = (key, loose, _token_sorted(loose))
             rows.append((both[0], both[1], item_id, kind, text))
-    return rows
+            found = keys.get(item_id[0])
+            if found is not None:
+                found.append(both[2])
+                infos[item_id[0]].append((item_id, kind, text))
+    return rows, {prefix: _by_length(keys[prefix], infos[prefix]) for prefix in keys}
 
 
 def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
@@ -511,8 +523,9 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
             ((i, labels.get(i), descriptions.get(i)) for i in ids),
         )
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
-        names = _name_rows(labels, unique_aliases)
+        names, fuzzy = _name_rows(labels, unique_aliases)
         conn.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?)", names)
+        del names
         conn.executescript(
             """
             CREATE INDEX names_key ON names(key);
@@ -521,11 +534,8 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
             """
         )
         conn.commit()
-        # the rows _FUZZY_QUERY reads back: (loose, id, kind, text) in insertion order
-        _write_fuzzy_rows(
-            lambda prefix: (row[1:] for row in names if row[2][0] == prefix),
-            out / _FUZZY_FILE,
-        )
+        # the tables of the rows _FUZZY_QUERY reads back (by prefix, in insertion order)
+        _write_fuzzy_tables(fuzzy, out / _FUZZY_FILE)
     finally:
         conn.close()
     return {
