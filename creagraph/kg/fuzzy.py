@@ -333,14 +333,15 @@ def _postings_by_unique(
 
 
 def _forward(
-    names: np.ndarray, gram_ids: np.ndarray, counts: np.ndarray, n: int, v: int
+    names: np.ndarray, gram_ids: np.ndarray, counts: np.ndarray, n: int, v: int,
+    bits: int = 64,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The postings regrouped by key (a stable regrouping: each key's q-grams ascending):
-    their q-gram ids and counts (int32). One sort of (key, q-gram, count) packed into 64
-    bits when they fit, else a stable argsort by key."""
+    their q-gram ids and counts (int32). One sort of (key, q-gram, count) packed into
+    ``bits`` bits when they fit, else a stable argsort by key."""
     count_bits = _bits(int(counts.max()) + 1) if len(counts) else 1
     gram_bits = _bits(v)
-    if _bits(n) + gram_bits + count_bits > 64:
+    if _bits(n) + gram_bits + count_bits > bits:
         by_name = np.argsort(names, kind="stable")
         return gram_ids[by_name].astype(np.int32), counts[by_name]
     packed = (names.astype(np.uint64) << np.uint64(gram_bits)) | gram_ids.astype(np.uint64)
