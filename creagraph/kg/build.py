@@ -52,6 +52,9 @@ from creagraph.kg.store import (
 
 __all__ = ["ImportResult", "import_dumps"]
 
+#: A fuzzy-name table: token-sorted loose names, shortest first, and their (id, kind, text).
+_FuzzyTable = tuple[list[str], list[tuple[str, str, str]]]
+
 
 @dataclass
 class ImportResult:
@@ -340,11 +343,17 @@ class _Parsed:
     descriptions: dict[str, str] = field(default_factory=dict)
     aliases: dict[tuple[str, str], None] = field(default_factory=dict)
     parse: ParseReport = field(default_factory=ParseReport)
+    _text_keys: set[str] | None = None
+
+    def text_keys(self) -> set[str]:
+        """The ids (``Q…``, ``P…``) with a label, description or alias kept (made once)."""
+        if self._text_keys is None:
+            self._text_keys = {*self.labels, *self.descriptions, *(i for i, _ in self.aliases)}
+        return self._text_keys
 
     def text_ids(self) -> set[int]:
         """The numbers of the items (``Q…``) with a label, description or alias kept."""
-        ids = {*self.labels, *self.descriptions, *(i for i, _ in self.aliases)}
-        return {int(i[1:]) for i in ids if i[0] == "Q"}
+        return {int(i[1:]) for i in self.text_keys() if i[0] == "Q"}
 
     def add_statements(self, rows: np.ndarray) -> None:
         """Add an ``(n, 3)`` array of subject, property and object numbers."""
@@ -485,7 +494,7 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
 
 def _name_rows(
     labels: dict[str, str], aliases: list[tuple[str, str]]
-) -> tuple[list[tuple[str, str, str, str, str]], dict[str, tuple[list[str], list[tuple]]]]:
+) -> tuple[list[tuple[str, str, str, str, str]], dict[str, _FuzzyTable]]:
     """The ``names`` table's rows ``(key, loose, id, kind, text)``: labels, then aliases, each
     text normalised once however many ids it names; and the fuzzy-name tables of
     :func:`creagraph.kg.store._fuzzy_table` per prefix (``Q``, ``P``) made from the same
@@ -493,7 +502,7 @@ def _name_rows(
     forms: dict[str, tuple[str, str, str]] = {}
     rows = []
     keys: dict[str, list[str]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
-    infos: dict[str, list[tuple]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
+    infos: dict[str, list[tuple[str, str, str]]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
     for kind, pairs in (("label", labels.items()), ("alias", aliases)):
         for item_id, text in pairs:
             both = forms.get(text)
@@ -517,11 +526,12 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
     conn = sqlite3.connect(str(out / "text.sqlite"))
     try:
         _text_schema(conn)
-        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in unique_aliases})
+        ids = sorted(parsed.text_keys())
         conn.executemany(
             "INSERT INTO records VALUES (?, ?, ?)",
-            ((i, labels.get(i), descriptions.get(i)) for i in ids),
+            zip(ids, map(labels.get, ids), map(descriptions.get, ids)),
         )
+        del ids
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
         names, fuzzy = _name_rows(labels, unique_aliases)
         conn.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?)", names)
