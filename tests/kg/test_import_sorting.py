@@ -41,3 +41,12 @@ def test_sorted_rows_either_way_agree_and_keep_dtypes():
     assert [len(x) for x in _unique_rows(empty, empty, empty)] == [0, 0, 0]
     negative = np.array([-5, 3, -5]), np.array([1, 1, 1]), np.array([2, 0, 2])
     assert [x.tolist() for x in _unique_rows(*negative)] == [[-5, 3], [1, 1], [2, 0]]
+
+
+def test_distinct_values_ascending():
+    from creagraph.kg.build import _distinct
+
+    rng = np.random.default_rng(11)
+    for values in (rng.integers(-50, 10**12, 30_000), rng.integers(0, 9, 1_000), np.array([4])):
+        assert _distinct(values.copy()).tolist() == sorted(set(values.tolist()))
+    assert _distinct(np.zeros(0, np.int64)).tolist() == []
