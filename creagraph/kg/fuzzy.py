@@ -66,7 +66,7 @@ class NgramIndex:
             raise ValueError(f"q must be 1, 2 or 3, not {q}")
         self.q = q
         n = len(keys)
-        self.lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=n)
+        self.lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
         if n and bool(np.any(np.diff(self.lengths) < 0)):
             raise ValueError("keys must be sorted by length")
         codes = np.frombuffer("".join(keys).encode("utf-32-le"), dtype=np.uint32)
