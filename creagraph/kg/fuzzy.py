@@ -13,7 +13,8 @@ returns a superset of the names rapidfuzz would accept, in their original order,
 scoring only those gives exactly the results of scanning all names (ties included,
 since rapidfuzz breaks them by position and the order is kept).
 
-The index is a few numpy arrays built in about a second for ~10⁵ names; a query reads
+The index is a few numpy arrays, built by sorting one packed integer per q-gram occurrence
+(:func:`_postings`, :func:`_forward`: ~0.1 s for the slice's 1.6·10⁵ names); a query reads
 only the postings of its own q-grams within the names whose length allows the cutoff
 (names are sorted by length), skipping its most frequent q-grams as far as the bound
 allows (prefix filtering) and checking the names found against the full bound.

@@ -50,3 +50,17 @@ def test_distinct_values_ascending():
     for values in (rng.integers(-50, 10**12, 30_000), rng.integers(0, 9, 1_000), np.array([4])):
         assert _distinct(values.copy()).tolist() == sorted(set(values.tolist()))
     assert _distinct(np.zeros(0, np.int64)).tolist() == []
+
+
+@pytest.mark.parametrize("spread", [1, 3, 1000], ids=["dense", "quarter", "sparse"])
+def test_positions_by_table_or_search_equal_searchsorted(spread):
+    """Item numbers filling their range (a table) or sparse (binary search): the same
+    positions as ``np.searchsorted``, as int32."""
+    from creagraph.kg.build import _distinct, _positions
+
+    rng = np.random.default_rng(spread)
+    numbers = _distinct(rng.integers(5, 5 + 2_000 * spread, 2_000))
+    values = rng.choice(numbers, 10_000)
+    got = _positions(numbers, values)
+    assert got.dtype == np.int32 and np.array_equal(got, np.searchsorted(numbers, values))
+    assert _positions(numbers[:0], values[:0]).tolist() == []
