@@ -70,8 +70,7 @@ class NgramIndex:
         self.lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
         if n and bool(np.any(np.diff(self.lengths) < 0)):
             raise ValueError("keys must be sorted by length")
-        codes = np.frombuffer("".join(keys).encode("utf-32-le"), dtype=np.uint32)
-        self.vocab, gram_ids, self.names, self.counts = _postings(codes, self.lengths, q)
+        self.vocab, gram_ids, self.names, self.counts = _postings(keys, self.lengths, q)
         v = max(len(self.vocab), 1)
         self.indptr = np.zeros(v + 1, dtype=np.int64)
         np.cumsum(np.bincount(gram_ids, minlength=v), out=self.indptr[1:])
@@ -262,19 +261,21 @@ def _bits(count: int) -> int:
 
 
 def _postings(
-    codes: np.ndarray, lengths: np.ndarray, q: int
+    keys: Sequence[str], lengths: np.ndarray, q: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The q-gram postings of the keys whose characters are ``codes`` (code points, keys of
-    ``lengths`` one after another): the distinct q-grams packed by :func:`_grams`, ascending
-    (``vocab``), and each distinct (q-gram, key) pair ordered by q-gram, then key, as the
-    q-gram's position in ``vocab`` (int64), the key (int32) and its occurrences in that key
-    (int32).
+    """The q-gram postings of ``keys`` (of ``lengths``): the distinct q-grams packed by
+    :func:`_grams`, ascending (``vocab``), and each distinct (q-gram, key) pair ordered by
+    q-gram, then key, as the q-gram's position in ``vocab`` (int64), the key (int32) and its
+    occurrences in that key (int32).
 
     One sort of one integer per q-gram occurrence (issue 31): the characters are renumbered
     by rank among those present (so that the order of q-grams is kept) and a q-gram's
     renumbered characters packed with its key's number into 64 bits; when they do not fit
-    (more than ~2¹⁵ distinct characters with 2¹⁸ keys), two sorts, with :func:`_grams`."""
+    (more than ~2¹⁵ distinct characters with 2¹⁸ keys), two sorts, with :func:`_grams`.
+    Memory: about 25 bytes per character of the keys at the peak (arrays shifted and
+    combined in place, each freed once used)."""
     n = len(lengths)
+    codes = np.frombuffer("".join(keys).encode("utf-32-le"), dtype=np.uint32)
     span = max(len(codes) - q + 1, 0)
     # a position starts a q-gram unless it is among the last q - 1 characters of its key
     # (a position near the end of a key shorter than q - 1 lies in an earlier key's tail)
@@ -283,7 +284,8 @@ def _postings(
     for back in range(1, q):
         tail = ends - back
         starts[tail[(tail >= 0) & (tail < span)]] = False
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.maximum(lengths - q + 1, 0))
+    del ends
+    per_key = np.maximum(lengths - q + 1, 0)
     # the characters present, and each character's rank among them (a table over code
     # points up to the largest present: at most 2.2 MB while it is used, 4.4 MB for an
     # alphabet of more than 2¹⁶ characters)
@@ -293,28 +295,39 @@ def _postings(
     del present
     char_bits, key_bits = _bits(len(alphabet)), _bits(n)
     if q * char_bits + key_bits > 64:
+        owner = np.repeat(np.arange(n, dtype=np.int64), per_key)
         return _postings_by_unique(codes.astype(np.uint64), starts, owner, n, q)
     wide = np.uint16 if len(alphabet) <= 1 << 16 else np.uint32
     table = np.zeros(int(alphabet[-1]) + 1 if len(alphabet) else 0, dtype=wide)
     table[alphabet] = np.arange(len(alphabet))
-    rank = table[codes].astype(np.uint64)
-    del table
-    packed = rank[:span][starts]
+    rank = table[codes]
+    del table, codes
+    packed = rank[:span][starts].astype(np.uint64)
     for k in range(1, q):
-        packed = (packed << np.uint64(char_bits)) | rank[k : k + span][starts]
-    packed = (packed << np.uint64(key_bits)) | owner.astype(np.uint64)
+        packed <<= np.uint64(char_bits)
+        packed |= rank[k : k + span][starts]
+    del rank, starts
+    packed <<= np.uint64(key_bits)
+    packed |= np.repeat(np.arange(n, dtype=np.uint64), per_key)
     packed.sort()
     first = np.ones(len(packed), dtype=bool)
-    first[1:] = packed[1:] != packed[:-1]
-    first = np.flatnonzero(first)
-    counts = np.diff(np.append(first, len(packed))).astype(np.int32)
-    pairs = packed[first]
+    np.not_equal(packed[1:], packed[:-1], out=first[1:])
+    at = np.flatnonzero(first)
+    del first
+    counts = np.empty(len(at), dtype=np.int32)
+    counts[:-1] = np.diff(at)
+    if len(at):
+        counts[-1] = len(packed) - at[-1]
+    pairs = packed[at]
+    del packed, at
     names = (pairs & np.uint64((1 << key_bits) - 1)).astype(np.int32)
-    grams = pairs >> np.uint64(key_bits)
-    new_gram = np.ones(len(grams), dtype=bool)
-    new_gram[1:] = grams[1:] != grams[:-1]
-    gram_ids = np.cumsum(new_gram, dtype=np.int64) - 1
-    ranked = grams[new_gram]
+    pairs >>= np.uint64(key_bits)  # now each pair's q-gram
+    new_gram = np.ones(len(pairs), dtype=bool)
+    np.not_equal(pairs[1:], pairs[:-1], out=new_gram[1:])
+    ranked = pairs[new_gram]
+    del pairs
+    gram_ids = np.cumsum(new_gram, dtype=np.int64)
+    gram_ids -= 1
     vocab = np.zeros(len(ranked), dtype=np.uint64)
     for k in range(q):  # back to code points, 21 bits a character as _grams packs them
         char = (ranked >> np.uint64(char_bits * (q - 1 - k))) & np.uint64((1 << char_bits) - 1)
@@ -345,12 +358,16 @@ def _forward(
     if _bits(n) + gram_bits + count_bits > bits:
         by_name = np.argsort(names, kind="stable")
         return gram_ids[by_name].astype(np.int32), counts[by_name]
-    packed = (names.astype(np.uint64) << np.uint64(gram_bits)) | gram_ids.astype(np.uint64)
-    packed = (packed << np.uint64(count_bits)) | counts.astype(np.uint64)
+    packed = names.astype(np.uint64)
+    packed <<= np.uint64(gram_bits)
+    packed |= gram_ids.view(np.uint64)  # non-negative: the same bits
+    packed <<= np.uint64(count_bits)
+    packed |= counts.astype(np.uint32)
     packed.sort()
     fwd_counts = (packed & np.uint64((1 << count_bits) - 1)).astype(np.int32)
-    fwd_grams = ((packed >> np.uint64(count_bits)) & np.uint64((1 << gram_bits) - 1))
-    return fwd_grams.astype(np.int32), fwd_counts
+    packed >>= np.uint64(count_bits)
+    packed &= np.uint64((1 << gram_bits) - 1)
+    return packed.astype(np.int32), fwd_counts
 
 
 def _grams(codes: np.ndarray, positions: np.ndarray, q: int) -> np.ndarray:
