@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -297,8 +298,10 @@ def _postings(
     if q * char_bits + key_bits > 64:
         owner = np.repeat(np.arange(n, dtype=np.int64), per_key)
         return _postings_by_unique(codes.astype(np.uint64), starts, owner, n, q)
-    wide = np.uint16 if len(alphabet) <= 1 << 16 else np.uint32
-    table = np.zeros(int(alphabet[-1]) + 1 if len(alphabet) else 0, dtype=wide)
+    wide = np.dtype(np.uint16 if len(alphabet) <= 1 << 16 else np.uint32)
+    table: np.ndarray[Any, np.dtype[np.unsignedinteger[Any]]] = np.zeros(
+        int(alphabet[-1]) + 1 if len(alphabet) else 0, dtype=wide
+    )
     table[alphabet] = np.arange(len(alphabet))
     rank = table[codes]
     del table, codes
