@@ -77,6 +77,11 @@ from creagraph.kg.store import (
     _read_fuzzy,
 )
 
+# registers the store writer of the property-name vectors, so that a run that only reads a
+# store (a scoring run) saves them on first use; it was registered only by loading the
+# importer, which reading a store no longer does (issue 31; 0.7 ms)
+from creagraph.kg import propvectors as _propvectors  # noqa: E402, F401  isort: skip
+
 __all__ = ["EmbeddedKG", "ImportResult", "import_dumps", "STORE_FORMAT", "STORE_MARKER"]
 
 if TYPE_CHECKING:  # re-exported from the import side, loaded on first use (see __getattr__)
