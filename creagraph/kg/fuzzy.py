@@ -273,8 +273,8 @@ def _postings(
     by rank among those present (so that the order of q-grams is kept) and a q-gram's
     renumbered characters packed with its key's number into 64 bits; when they do not fit
     (more than ~2¹⁵ distinct characters with 2¹⁸ keys), two sorts, with :func:`_grams`.
-    Memory: about 25 bytes per character of the keys at the peak (arrays shifted and
-    combined in place, each freed once used)."""
+    Memory: about 33 bytes per character of the keys at the peak, the index's own ~15
+    included (arrays shifted and combined in place, each freed once used)."""
     n = len(lengths)
     codes = np.frombuffer("".join(keys).encode("utf-32-le"), dtype=np.uint32)
     span = max(len(codes) - q + 1, 0)
