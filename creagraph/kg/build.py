@@ -36,18 +36,24 @@ from creagraph.kg.ntriples import ParseReport, parse_dump_blocks
 from creagraph.kg.propvectors import add_property_vectors
 from creagraph.kg.store import (
     _FUZZY_FILE,
+    _FUZZY_PREFIXES,
     STORE_FORMAT,
     STORE_MARKER,
     _BuildLock,
+    _by_length,
     _check_replaceable,
     _clean_stale_builds,
     _file_digests,
     _replace_dir,
     _StoreLock,
-    _write_fuzzy_rows,
+    _token_sorted,
+    _write_fuzzy_tables,
 )
 
 __all__ = ["ImportResult", "import_dumps"]
+
+#: A fuzzy-name table: token-sorted loose names, shortest first, and their (id, kind, text).
+_FuzzyTable = tuple[list[str], list[tuple[str, str, str]]]
 
 
 @dataclass
@@ -277,13 +283,73 @@ def _unique_rows(
     s: np.ndarray, p: np.ndarray, o: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``(s, p, o)`` rows, sorted by subject, property, object."""
-    order = np.lexsort((o, p, s))
-    s, p, o = s[order], p[order], o[order]
-    if len(s):
-        keep = np.ones(len(s), dtype=bool)
-        keep[1:] = (np.diff(s) != 0) | (np.diff(p) != 0) | (np.diff(o) != 0)
-        s, p, o = s[keep], p[keep], o[keep]
-    return s, p, o
+    return _sorted_rows(s, p, o, distinct=True)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct ``values``, ascending, sorting ``values`` in place: a sort and a mask
+    (``np.unique`` of numpy ≥ 2.3 goes through a hash table, ~30× slower on these integers
+    and larger in memory: issue 31)."""
+    values.sort()
+    if len(values) > 1:
+        keep = np.ones(len(values), dtype=bool)
+        np.not_equal(values[1:], values[:-1], out=keep[1:])
+        values = values[keep]
+    return values
+
+
+def _positions(numbers: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The position (int32) of each of ``values`` in ``numbers`` (distinct, ascending, holding
+    every value). Through a table over ``numbers``' range when they fill at least a quarter
+    of it (Wikidata's item numbers do: one read per value), else by binary search."""
+    if len(numbers) == 0:
+        return np.zeros(len(values), dtype=np.int32)
+    low, span = int(numbers[0]), int(numbers[-1]) - int(numbers[0]) + 1
+    if span > 4 * len(numbers):
+        return np.searchsorted(numbers, values).astype(np.int32)
+    table = np.zeros(span, dtype=np.int32)
+    table[numbers - low] = np.arange(len(numbers), dtype=np.int32)
+    return table[values - low]
+
+
+def _sorted_rows(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, *, distinct: bool = False, bits: int = 64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows ``(a, b, c)`` (integer columns) sorted by ``a``, then ``b``, then ``c``,
+    repeats removed when ``distinct``; each column keeps its dtype.
+
+    When the columns' ranges (maximum − minimum) fit together in ``bits`` bits, the rows are
+    packed into one unsigned integer each and sorted as such (issue 31: one sort of one
+    array, several times faster than ``np.lexsort`` over three); else ``np.lexsort``."""
+    if len(a) == 0:
+        return a, b, c
+    cols = (a, b, c)
+    lows = [int(x.min()) for x in cols]
+    widths = [max((int(x.max()) - low).bit_length(), 1) for x, low in zip(cols, lows)]
+    if sum(widths) > bits:
+        order = np.lexsort((c, b, a))
+        a, b, c = a[order], b[order], c[order]
+        if distinct:
+            keep = np.ones(len(a), dtype=bool)
+            keep[1:] = (np.diff(a) != 0) | (np.diff(b) != 0) | (np.diff(c) != 0)
+            a, b, c = a[keep], b[keep], c[keep]
+        return a, b, c
+    packed = np.zeros(len(a), dtype=np.uint64)
+    for x, low, width in zip(cols, lows, widths):
+        packed <<= np.uint64(width)
+        packed |= (x - low).astype(np.uint64)
+    packed.sort()
+    if distinct:
+        keep = np.ones(len(packed), dtype=bool)
+        keep[1:] = packed[1:] != packed[:-1]
+        packed = packed[keep]
+    out = []
+    shift = sum(widths)
+    for x, low, width in zip(cols, lows, widths):
+        shift -= width
+        part = (packed >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+        out.append((part.astype(np.int64) + low).astype(x.dtype))
+    return out[0], out[1], out[2]
 
 
 @dataclass
@@ -303,11 +369,17 @@ class _Parsed:
     descriptions: dict[str, str] = field(default_factory=dict)
     aliases: dict[tuple[str, str], None] = field(default_factory=dict)
     parse: ParseReport = field(default_factory=ParseReport)
+    _text_keys: set[str] | None = None
+
+    def text_keys(self) -> set[str]:
+        """The ids (``Q…``, ``P…``) with a label, description or alias kept (made once)."""
+        if self._text_keys is None:
+            self._text_keys = {*self.labels, *self.descriptions, *(i for i, _ in self.aliases)}
+        return self._text_keys
 
     def text_ids(self) -> set[int]:
         """The numbers of the items (``Q…``) with a label, description or alias kept."""
-        ids = {*self.labels, *self.descriptions, *(i for i, _ in self.aliases)}
-        return {int(i[1:]) for i in ids if i[0] == "Q"}
+        return {int(i[1:]) for i in self.text_keys() if i[0] == "Q"}
 
     def add_statements(self, rows: np.ndarray) -> None:
         """Add an ``(n, 3)`` array of subject, property and object numbers."""
@@ -412,19 +484,18 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
     properties."""
     s, p, o = parsed.statements()
     text_ids = parsed.text_ids()
-    qnums = np.unique(
+    qnums = _distinct(
         np.concatenate([s, o, np.fromiter(text_ids, dtype=np.int64, count=len(text_ids))])
     )
-    pnums = np.unique(p)
-    si = np.searchsorted(qnums, s).astype(np.int32)
-    oi = np.searchsorted(qnums, o).astype(np.int32)
-    pi = np.searchsorted(pnums, p).astype(np.int32)
+    pnums = _distinct(p.copy())
+    si, oi = _positions(qnums, s), _positions(qnums, o)
+    pi = _positions(pnums, p)
     n_nodes = len(qnums)
 
     # the statements come distinct and sorted by number: the ids keep that order
     out_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(si, minlength=n_nodes), out=out_indptr[1:])
-    in_order = np.lexsort((si, pi, oi))
+    _, in_prop, in_subj = _sorted_rows(oi, pi, si)  # by object, property, subject
     in_indptr = np.zeros(n_nodes + 1, dtype=np.int64)
     np.cumsum(np.bincount(oi, minlength=n_nodes), out=in_indptr[1:])
     arrays = {
@@ -434,8 +505,8 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
         "out_prop": pi,
         "out_obj": oi,
         "in_indptr": in_indptr,
-        "in_prop": pi[in_order],
-        "in_subj": si[in_order],
+        "in_prop": in_prop,
+        "in_subj": in_subj,
     }
     for name, values in arrays.items():
         np.save(out / f"{name}.npy", np.ascontiguousarray(values))
@@ -448,19 +519,28 @@ def _write_arrays(parsed: _Parsed, out: Path) -> dict[str, int]:
 
 def _name_rows(
     labels: dict[str, str], aliases: list[tuple[str, str]]
-) -> list[tuple[str, str, str, str, str]]:
+) -> tuple[list[tuple[str, str, str, str, str]], dict[str, _FuzzyTable]]:
     """The ``names`` table's rows ``(key, loose, id, kind, text)``: labels, then aliases, each
-    text normalised once however many ids it names."""
-    forms: dict[str, tuple[str, str]] = {}
+    text normalised once however many ids it names; and the fuzzy-name tables of
+    :func:`creagraph.kg.store._fuzzy_table` per prefix (``Q``, ``P``) made from the same
+    rows, each loose name token-sorted once."""
+    forms: dict[str, tuple[str, str, str]] = {}
     rows = []
+    keys: dict[str, list[str]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
+    infos: dict[str, list[tuple[str, str, str]]] = {prefix: [] for prefix in _FUZZY_PREFIXES}
     for kind, pairs in (("label", labels.items()), ("alias", aliases)):
         for item_id, text in pairs:
             both = forms.get(text)
             if both is None:
                 key = normalize(text)
-                both = forms[text] = (key, loosen(key))
+                loose = loosen(key)
+                both = forms[text] = (key, loose, _token_sorted(loose))
             rows.append((both[0], both[1], item_id, kind, text))
-    return rows
+            found = keys.get(item_id[0])
+            if found is not None:
+                found.append(both[2])
+                infos[item_id[0]].append((item_id, kind, text))
+    return rows, {prefix: _by_length(keys[prefix], infos[prefix]) for prefix in keys}
 
 
 def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
@@ -471,14 +551,16 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
     conn = sqlite3.connect(str(out / "text.sqlite"))
     try:
         _text_schema(conn)
-        ids = sorted(set(labels) | set(descriptions) | {i for i, _ in unique_aliases})
+        ids = sorted(parsed.text_keys())
         conn.executemany(
             "INSERT INTO records VALUES (?, ?, ?)",
-            ((i, labels.get(i), descriptions.get(i)) for i in ids),
+            zip(ids, map(labels.get, ids), map(descriptions.get, ids)),
         )
+        del ids
         conn.executemany("INSERT INTO aliases VALUES (?, ?)", unique_aliases)
-        names = _name_rows(labels, unique_aliases)
+        names, fuzzy = _name_rows(labels, unique_aliases)
         conn.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?)", names)
+        del names
         conn.executescript(
             """
             CREATE INDEX names_key ON names(key);
@@ -487,11 +569,8 @@ def _write_text_index(parsed: _Parsed, out: Path) -> dict[str, int]:
             """
         )
         conn.commit()
-        # the rows _FUZZY_QUERY reads back: (loose, id, kind, text) in insertion order
-        _write_fuzzy_rows(
-            lambda prefix: (row[1:] for row in names if row[2][0] == prefix),
-            out / _FUZZY_FILE,
-        )
+        # the tables of the rows _FUZZY_QUERY reads back (by prefix, in insertion order)
+        _write_fuzzy_tables(fuzzy, out / _FUZZY_FILE)
     finally:
         conn.close()
     return {

@@ -487,7 +487,8 @@ def _line_blocks(
                 yield lineno, length
                 continue
             cut = buf.rfind(b"\n") + 1
-            data = _read_block(handle, size, path, lineno + buf.count(b"\n", 0, cut))
+            newlines = buf.count(b"\n", 0, cut)  # the newlines of the block (counted once)
+            data = _read_block(handle, size, path, lineno + newlines)
             if cut == 0 and data:  # a line still being read
                 buf += data
                 continue
@@ -496,8 +497,9 @@ def _line_blocks(
             block, buf = buf[:cut], buf[cut:] + data
             if lineno == 0 and block.startswith(_BOM):  # a UTF-8 byte-order mark
                 block = block[3:] or b"\n"  # (a file of just the mark has one empty line)
+                newlines = block.count(b"\n")
             yield lineno + 1, block
-            lineno += block.count(b"\n") + (not block.endswith(b"\n"))
+            lineno += newlines + (not block.endswith(b"\n"))
 
 
 def _skip_long_line(

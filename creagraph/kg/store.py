@@ -54,6 +54,13 @@ def _fuzzy_table(rows: Iterable[tuple]) -> tuple[list[str], list[tuple[str, str,
     for r in rows:
         keys.append(_token_sorted(r[0]))
         infos.append(r[1:])
+    return _by_length(keys, infos)
+
+
+def _by_length(
+    keys: list[str], infos: list[tuple[str, str, str]]
+) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """``keys`` and their ``infos`` shortest key first, ties in their order."""
     lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
     order = np.argsort(lengths, kind="stable").tolist()  # as sorted(key=len): ties in order
     return [keys[i] for i in order], [infos[i] for i in order]
@@ -90,11 +97,20 @@ def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
 
 def _write_fuzzy_rows(rows_of: Callable[[str], Iterable[tuple]], path: Path) -> None:
     """:func:`_write_fuzzy` from the rows :data:`_FUZZY_QUERY` would read, given per prefix
-    by ``rows_of`` in the same order (the ``names`` table's insertion order): an import
-    passes the rows it has just written instead of reading them back (issue 31)."""
+    by ``rows_of`` in the same order (the ``names`` table's insertion order)."""
+    _write_fuzzy_tables({prefix: _fuzzy_table(rows_of(prefix)) for prefix in _FUZZY_PREFIXES},
+                        path)  # fmt: skip
+
+
+def _write_fuzzy_tables(
+    tables: Mapping[str, tuple[list[str], list[tuple[str, str, str]]]], path: Path
+) -> None:
+    """Save per prefix (``Q``, ``P``) the name table :func:`_fuzzy_table` makes — keys
+    shortest first and their (id, kind, text) — with its trigram index: an import passes
+    the tables it made from the rows it has just written (issue 31)."""
     arrays: dict[str, Any] = {}  # Any: mypy would match a dict of arrays to savez's allow_pickle
     for prefix in _FUZZY_PREFIXES:
-        keys, info = _fuzzy_table(rows_of(prefix))
+        keys, info = tables[prefix]
         for name, values in NgramIndex(keys, 3).arrays().items():
             arrays[f"{prefix}_{name}"] = values
         for part, strings in (

@@ -146,3 +146,85 @@ def test_fuzzy_tables_saved_at_import_equal_those_built_on_first_use(slice_path,
         (copy / "fuzzy.npz").write_bytes(data[:middle] if how == "truncated" else garbled)
         with pytest.raises(InputError, match="fuzzy.npz.*re-import"):
             EmbeddedKG(copy)
+
+
+def _brute_postings(keys: list[str], q: int) -> tuple[dict, list[dict]]:
+    """Every q-gram's keys with their occurrence counts, and every key's q-gram counts, by
+    counting substrings in dicts (the reference for the packed-integer build, issue 31)."""
+    by_gram: dict[str, dict[int, int]] = {}
+    by_key = []
+    for i, key in enumerate(keys):
+        counts: dict[str, int] = {}
+        for p in range(len(key) - q + 1):
+            counts[key[p : p + q]] = counts.get(key[p : p + q], 0) + 1
+        by_key.append(counts)
+        for gram, c in counts.items():
+            by_gram.setdefault(gram, {})[i] = c
+    return by_gram, by_key
+
+
+def _check_against_brute_force(keys: list[str], q: int) -> NgramIndex:
+    index = NgramIndex(keys, q)
+    by_gram, by_key = _brute_postings(keys, q)
+    # the vocabulary: each q-gram's code points, 21 bits each, ascending
+    packed = {sum(ord(ch) << (21 * (q - 1 - k)) for k, ch in enumerate(g)): g for g in by_gram}
+    assert index.vocab.dtype == np.uint64 and index.vocab.tolist() == sorted(packed)
+    grams = [packed[v] for v in index.vocab.tolist()]
+    for slot, gram in enumerate(grams):
+        a, b = index.indptr[slot], index.indptr[slot + 1]
+        assert index.names[a:b].tolist() == sorted(by_gram[gram])
+        assert index.counts[a:b].tolist() == [by_gram[gram][i] for i in sorted(by_gram[gram])]
+    for i, counts in enumerate(by_key):
+        a, b = index.fwd_indptr[i], index.fwd_indptr[i + 1]
+        assert [grams[g] for g in index.fwd_grams[a:b].tolist()] == sorted(counts)
+        assert index.fwd_counts[a:b].tolist() == [counts[g] for g in sorted(counts)]
+    dtypes = {name: str(values.dtype) for name, values in index.arrays().items()}
+    assert dtypes == {
+        "lengths": "int64", "vocab": "uint64", "names": "int32", "counts": "int32",
+        "indptr": "int64", "fwd_grams": "int32", "fwd_counts": "int32",
+        "fwd_indptr": "int64", "by_length": "int64",
+    }  # fmt: skip
+    return index
+
+
+@pytest.mark.parametrize("q", [1, 2, 3])
+def test_index_postings_equal_a_brute_force_count(q):
+    """The index built by sorting packed (q-gram, key) integers (issue 31) holds exactly the
+    postings and forward lists that counting substrings gives: repeated q-grams, keys
+    shorter than q, several scripts and characters outside the Basic Multilingual Plane."""
+    rng = random.Random(q)
+    for alphabet in ("ab", "abc d", "aé€𝄞z 東", "".join(map(chr, range(0x1F600, 0x1F640)))):
+        keys = sorted(
+            ("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 9))) for _ in range(80)),
+            key=len,
+        )
+        _check_against_brute_force(keys, q)
+    _check_against_brute_force([], q)
+    _check_against_brute_force(["", "x"], q)
+
+
+@pytest.mark.parametrize("q", [1, 2, 3])
+def test_index_of_a_large_alphabet_equals_a_brute_force_count(q):
+    """More than 2¹⁶ distinct characters: q-grams of ranked characters and the key no longer
+    fit 64 bits for trigrams (the build takes two ``np.unique`` there) and the rank table
+    is wider than 16 bits; same postings either way."""
+    keys = sorted(
+        (chr(0x20000 + i) + chr(0x20000 + (7 * i) % 70_000) + "ab"[i % 2] for i in range(70_000)),
+        key=len,
+    )
+    index = _check_against_brute_force(keys, q)
+    assert len(index.vocab) > 70_000 // (3 if q == 3 else 1)
+
+
+def test_forward_lists_by_packed_sort_equal_the_stable_argsort():
+    from creagraph.kg.fuzzy import _forward
+
+    rng = np.random.default_rng(5)
+    index = NgramIndex(sorted(("".join(rng.choice(list("abcdefgh"), size=int(k)))
+                               for k in rng.integers(0, 12, 500)), key=len))  # fmt: skip
+    gram_ids = np.repeat(np.arange(len(index.vocab)), np.diff(index.indptr))
+    args = (index.names, gram_ids, index.counts, len(index), len(index.vocab))
+    packed, stable = _forward(*args), _forward(*args, bits=8)  # 8 bits: too few to pack
+    for a, b in zip(packed, stable):
+        assert a.dtype == b.dtype == np.int32 and np.array_equal(a, b)
+    assert np.array_equal(packed[0], index.fwd_grams)
