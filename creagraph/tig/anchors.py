@@ -477,11 +477,13 @@ def is_verb_in_usage(word: str, texts: Iterable[str]) -> bool:
     return verbal > 0 and (2 * verbal >= total or nominal == 0)
 
 
-#: Words after which a word is used as an intransitive verb ("a giant swims through",
-#: "it glides beneath"): prepositions and adverbs of motion and place.
-_PREP_AFTER = frozenset(str.split("""
-    through on in into onto beneath under over across along past away up down out off
-    toward towards around below above within upon deep slowly gently softly far free
+#: Words after which a word ending in "-s" or "-ed" is used as an intransitive verb ("a
+#: giant swims through", "it glides beneath"): prepositions and adverbs of motion that
+#: seldom follow a plural noun ("security measures in place", "patterns across" are kept
+#: out: "in", "on", "over", "around" … follow nouns as often as verbs).
+_MOTION_AFTER = frozenset(str.split("""
+    through beneath across along past away toward towards onward onwards deep slowly
+    gently softly freely gracefully upward downward
 """))
 
 
@@ -489,12 +491,17 @@ def trim_trailing_verb(label: str, texts: Iterable[str]) -> str:
     """``label`` without a trailing word the ``texts`` use as a verb (issue 27, session 8:
     a haiku's "ocean giant swims" names "ocean giant").
 
-    The last word of a label of two or more words is a verb when
-    :func:`is_verb_in_usage` says so, or when, written after the word before it as in the
-    label, it ends in "-s" or "-ed" and is followed by a preposition or an adverb of
-    motion in at least half of those occurrences ("giant swims through", "whale glides
-    beneath"; not "ocean waves crash", not "distant lands of ice"). A label of one word,
-    or one ending in a number, is returned as it is.
+    The last word of a label of two or more words is a verb when it ends in "-s" or "-ed"
+    and, written after the word before it as in the label, it is followed by a
+    preposition or an adverb of motion (:data:`_MOTION_AFTER`) in at least half of those
+    occurrences ("giant swims through", "whale glides beneath"; not "ocean waves crash",
+    not "security measures in place"), or when at least two texts are a short line
+    ending with it (at most one word more than the label), it never follows a determiner
+    ("the", "a", "of" …) nor comes before "of" in the ``texts``, and the word before it
+    does not end in "-s" (a predicate closing a haiku's line: "Ocean giant sings," — not
+    "the waves", "blue waves", nor "security measures" inside a sentence). A label of one
+    word, or one ending in a number, is returned as it is (a lone verb is
+    :func:`is_verb_in_usage`'s).
 
     Examples
     --------
@@ -507,20 +514,23 @@ def trim_trailing_verb(label: str, texts: Iterable[str]) -> str:
     if len(parts) < 2 or parts[-1][:1].isdigit():
         return label
     last, before = parts[-1].casefold(), parts[-2].casefold()
-    texts = list(texts)
-    if is_verb_in_usage(last, texts):
-        return " ".join(parts[:-1])
     if not last.endswith(("s", "ed")) or last.endswith("ss"):
         return label
-    seen = verbal = 0
+    seen = verbal = nominal = lines = 0
     for text in texts:
-        tokens = [t.casefold() for t in _TOKEN.findall(text)]
-        words = [t for t in tokens if t not in _SENTENCE_END and t != "/"]
-        for i in range(1, len(words)):
-            if words[i] == last and words[i - 1] == before:
+        tokens = [t.casefold().replace("’", "'") for t in _TOKEN.findall(text)]
+        words = [t for t in tokens if any(c.isalnum() for c in t)]  # no punctuation
+        for i in range(len(words)):
+            if words[i] != last:
+                continue
+            after = words[i + 1] if i + 1 < len(words) else ""
+            nominal += (i > 0 and words[i - 1] in _NOUN_BEFORE) or after == "of"
+            if i and words[i - 1] == before:
                 seen += 1
-                verbal += i + 1 < len(words) and words[i + 1] in _PREP_AFTER
-    return " ".join(parts[:-1]) if seen and 2 * verbal >= seen else label
+                verbal += after in _MOTION_AFTER
+                lines += i + 1 == len(words) <= len(parts) + 1
+    predicate = lines >= 2 and not nominal and not before.endswith("s")
+    return " ".join(parts[:-1]) if seen and (2 * verbal >= seen or predicate) else label
 
 
 #: A label names its cluster only when at least this share of the cluster's responses
