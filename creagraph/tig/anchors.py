@@ -497,7 +497,8 @@ def trim_trailing_verb(label: str, texts: Iterable[str]) -> str:
     occurrences ("giant swims through", "whale glides beneath"; not "ocean waves crash",
     not "security measures in place"), or when at least two texts are a short line
     ending with it (at most one word more than the label), it never follows a determiner
-    ("the", "a", "of" …) nor comes before "of" in the ``texts``, and the word before it
+    ("the", "a", "of" …), comes before "of" or is capitalised (a name, a title: "Jon
+    Jones", "Mixed Martial Arts") in the ``texts``, and the word before it
     does not end in "-s" (a predicate closing a haiku's line: "Ocean giant sings," — not
     "the waves", "blue waves", nor "security measures" inside a sentence). A label of one
     word, or one ending in a number, is returned as it is (a lone verb is
@@ -518,13 +519,14 @@ def trim_trailing_verb(label: str, texts: Iterable[str]) -> str:
         return label
     seen = verbal = nominal = lines = 0
     for text in texts:
-        tokens = [t.casefold().replace("’", "'") for t in _TOKEN.findall(text)]
-        words = [t for t in tokens if any(c.isalnum() for c in t)]  # no punctuation
+        raw = [t for t in _TOKEN.findall(text) if any(c.isalnum() for c in t)]
+        words = [t.casefold().replace("’", "'") for t in raw]  # no punctuation
         for i in range(len(words)):
             if words[i] != last:
                 continue
             after = words[i + 1] if i + 1 < len(words) else ""
-            nominal += (i > 0 and words[i - 1] in _NOUN_BEFORE) or after == "of"
+            nominal += ((i > 0 and words[i - 1] in _NOUN_BEFORE) or after == "of"
+                        or raw[i][:1].isupper())  # a name or a title: "Jon Jones"
             if i and words[i - 1] == before:
                 seen += 1
                 verbal += after in _MOTION_AFTER
