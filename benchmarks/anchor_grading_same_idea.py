@@ -70,8 +70,9 @@ def main() -> None:
     caught = sum(c >= PARAPHRASE_SIMILARITY for c in one)
     lost = sum(c >= PARAPHRASE_SIMILARITY for c in two)
     print(f"PARAPHRASE_SIMILARITY = {PARAPHRASE_SIMILARITY} (τ = {SAME_IDEA_SIMILARITY}): "
-          f"{caught} / {len(one)} one-idea pairs merged, {lost} / {len(two)} two-idea "
-          "pairs merged")
+          f"{caught} / {len(one)} one-idea pairs and {lost} / {len(two)} two-idea pairs at "
+          "or above it; the rule merges them only when the lower cluster's answers are "
+          "mostly the higher one's (SHARED_ANSWERS; not in the graded rows)")
 
 
 if __name__ == "__main__":
