@@ -835,7 +835,13 @@ def anchors_for_population(
     otherwise keeps its anchor: its members are common answers, and dropping it would
     hand its rank to a rare idea. Without node vectors the share is not checked. A
     cluster whose leading label is within :data:`SAME_IDEA_SIMILARITY` of a higher
-    anchor's leading label names the same idea and gives way to the next cluster.
+    anchor's leading label names the same idea and gives way to the next cluster; so
+    does one within :data:`PARAPHRASE_SIMILARITY` whose responses are mostly
+    (:data:`SHARED_ANSWERS`) that anchor's, and, for visual and open prompts, one whose
+    leading label's words are all words of a label a higher anchor names ("sweet" after
+    "balance of sweet"). A cluster that hedges (:func:`is_hedge_cluster`: "personal
+    preference", "depends on the individual, their program") gives no anchor. A label's
+    trailing verb is dropped (:func:`trim_trailing_verb`: "ocean giant swims").
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a
     use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
