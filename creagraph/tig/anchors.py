@@ -859,9 +859,10 @@ def anchors_for_population(
     for k in ranked:
         if len(anchors) >= top_k:
             break
+        atoms = population.cluster_atoms(k)
+        answers = {a[1] for a in atoms}  # the responses of the cluster
         texts = None if response_texts is None or is_short_answer(kind) else [
-            response_texts[r] for r in sorted({a[1] for a in population.cluster_atoms(k)})
-            if r in response_texts]
+            response_texts[r] for r in sorted(answers) if r in response_texts]
 
         def nameable(label: str, texts: list[str] | None = texts) -> str | None:
             return _nameable(label, brief_terms, brief, texts, embedder)
@@ -876,7 +877,6 @@ def anchors_for_population(
         if is_hedge_cluster(cluster_labels, cluster_labels[lead], texts):
             continue  # "depends on the individual": no answer to avoid
         lead_vector = _label_vector(population, k, cluster_labels[lead])
-        answers = {a[1] for a in population.cluster_atoms(k)}
         if lead_vector is not None and any(
                 float(lead_vector @ v) >= SAME_IDEA_SIMILARITY - 1e-9
                 or (float(lead_vector @ v) >= PARAPHRASE_SIMILARITY - 1e-9
@@ -901,7 +901,6 @@ def anchors_for_population(
             lead_answers.append(answers)
         rank = len(anchors) + 1
         cluster = population.clusters[k]
-        atoms = population.cluster_atoms(k)
         anchors.append(
             ChecklistAnchor(
                 item_id=_item_id(population.task_id, population.comparison_key, cluster.id),
@@ -915,7 +914,7 @@ def anchors_for_population(
                 labels=labels,
                 canonical_ids=cluster.canonical_ids,
                 atom_ids=tuple(sorted(a[0] for a in atoms)),
-                response_ids=tuple(sorted({a[1] for a in atoms})),
+                response_ids=tuple(sorted(answers)),
                 reference_models=population.models,
                 cluster_models=cluster.models,
                 cliche_score=cluster.cliche_score,
