@@ -21,9 +21,8 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,19 +88,6 @@ def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _write_fuzzy(conn: sqlite3.Connection, path: Path) -> None:
-    """Save, per kind, the fuzzy-search name table and its trigram index (issue 19): what
-    :meth:`EmbeddedKG._fuzzy_names` otherwise reads and builds on every first search."""
-    _write_fuzzy_rows(lambda prefix: conn.execute(_FUZZY_QUERY, (prefix,)), path)
-
-
-def _write_fuzzy_rows(rows_of: Callable[[str], Iterable[tuple]], path: Path) -> None:
-    """:func:`_write_fuzzy` from the rows :data:`_FUZZY_QUERY` would read, given per prefix
-    by ``rows_of`` in the same order (the ``names`` table's insertion order)."""
-    _write_fuzzy_tables({prefix: _fuzzy_table(rows_of(prefix)) for prefix in _FUZZY_PREFIXES},
-                        path)  # fmt: skip
-
-
 def _write_fuzzy_tables(
     tables: Mapping[str, tuple[list[str], list[tuple[str, str, str]]]], path: Path
 ) -> None:
@@ -125,7 +111,7 @@ def _write_fuzzy_tables(
 def _read_fuzzy(
     data: Mapping[str, np.ndarray], prefix: str
 ) -> tuple[list[str], list[tuple[str, str, str]], FuzzyIndex]:
-    """The name table and index :func:`_write_fuzzy` saved for ``prefix``."""
+    """The name table and index :func:`_write_fuzzy_tables` saved for ``prefix``."""
     keys = _unpack(data[f"{prefix}_keys"], data[f"{prefix}_keys_at"])
     ids = _unpack(data[f"{prefix}_ids"], data[f"{prefix}_ids_at"])
     texts = _unpack(data[f"{prefix}_texts"], data[f"{prefix}_texts_at"])
