@@ -59,8 +59,8 @@ __all__ = [
     "COMMON_WORD_SHARE",
     "common_words",
     "is_non_word",
-    "brief_criteria",
-    "modifies_brief_criterion",
+    "brief_superlatives",
+    "intensifies_superlative",
     "CRITERION_SIMILARITY",
     "MIN_LABEL_SHARE",
     "LEAD_CANDIDATES",
@@ -292,7 +292,7 @@ def is_non_word(word: str) -> bool:
     """True when a label's ``word`` is no word an anchor can name (issue 27, session 9):
     one or two letters ("k" and "j" of "J.K. Rowling", "uk"; an initial) of an alphabet,
     or letters of more than one script in one word ("یுஙகள", a garbled fragment).
-    Numbers are words ("7", "42"), and so are one or two Chinese, Japanese or Korean
+    Numbers are words ("7", "42", "d12"), and so are one or two Chinese, Japanese or Korean
     characters; kanji and kana count as one script.
 
     Examples
@@ -302,8 +302,8 @@ def is_non_word(word: str) -> bool:
     >>> is_non_word("یுஙகள"), is_non_word("café"), is_non_word("東京")
     (True, False, False)
     """
-    if word[:1].isdigit():
-        return False
+    if any(c.isdigit() for c in word):
+        return False  # a number, or a word written with one ("d12", "mp3")
     if _mixed_script(word):
         return True
     # a syllable or an ideograph is a word of its own ("東京"); a Latin letter is not
@@ -578,50 +578,52 @@ def common_words(task_id: str | None = None, share: float = COMMON_WORD_SHARE,
     return frozenset(found)
 
 
-#: Superlatives without an "-est": a brief asking for the "best" or the "worst" names its
-#: criterion by them.
+#: Superlatives without an "-est" ending; with the "-iest" forms ("easiest", "happiest")
+#: and the brief's own "-est" words they are what :func:`intensifies_superlative` looks
+#: for (a lone "-est" word may be a noun: "forest", "interest", "chest").
 _IRREGULAR_SUPERLATIVES = frozenset({"best", "worst", "most", "least"})
 
 
-def brief_criteria(brief: str) -> frozenset[str]:
-    """The brief's superlatives, the criterion its answers are to meet: "worst" of "the
-    worst dog breed", "safest" of "the safest code" (an "-est" word with a base,
-    :func:`~creagraph.tig.brief.degree_base_words`, or best / worst / most / least).
+def brief_superlatives(brief: str) -> frozenset[str]:
+    """The superlatives a label word may intensify: best / worst / most / least and the
+    brief's own "-est" words with a base (:func:`~creagraph.tig.brief.degree_base_words`:
+    "safest" of "the safest code").
 
     Examples
     --------
-    >>> sorted(brief_criteria("What is the worst dog breed for a first-time owner?"))
-    ['worst']
+    >>> sorted(brief_superlatives("Which 4-digit lock combination is the safest?"))
+    ['best', 'least', 'most', 'safest', 'worst']
     """
-    return frozenset(w for w in brief_words(brief) if w in _IRREGULAR_SUPERLATIVES
-                     or degree_base_words(w, superlative_only=True))
+    own = {w for w in brief_words(brief, instructions=True)
+           if w.endswith("est") and degree_base_words(w, superlative_only=True)}
+    return _IRREGULAR_SUPERLATIVES | frozenset(own)
 
 
-def modifies_brief_criterion(word: str, texts: Iterable[str], criteria: Iterable[str]
-                             ) -> bool:
-    """True when ``word`` is written just before one of the brief's superlatives
-    (``criteria``, :func:`brief_criteria`) in at least half of its occurrences in
-    ``texts``: it intensifies what the brief asks for, it is no idea of its own (issue
-    27, session 9: "absolute" of "the absolute worst breed").
+def intensifies_superlative(word: str, texts: Iterable[str],
+                            superlatives: Iterable[str] = _IRREGULAR_SUPERLATIVES) -> bool:
+    """True when ``word`` is written just before a superlative (``superlatives``, or a
+    word in "-iest") in at least half of its occurrences in ``texts``: it intensifies
+    the answer's criterion ("the absolute worst breed", "the very best pie"), it is no
+    idea of its own (issue 27, session 9: a lone "absolute" for the breed "least
+    well-suited" to a first-time owner).
 
     Examples
     --------
-    >>> modifies_brief_criterion("absolute", ["The absolute worst breed is…",
-    ...                                       "Absolute worst: a husky."], {"worst"})
+    >>> intensifies_superlative("absolute", ["The absolute worst breed is…",
+    ...                                      "Absolute worst: a husky."])
     True
-    >>> modifies_brief_criterion("husky", ["A husky is the worst.", "Husky"], {"worst"})
+    >>> intensifies_superlative("husky", ["A husky is the worst.", "Husky"])
     False
     """
-    target, wanted = word.casefold(), frozenset(criteria)
-    if not wanted:
-        return False
+    target, wanted = word.casefold(), frozenset(superlatives)
     before = total = 0
     for text in texts:
         tokens = [t.casefold() for t in _TOKEN.findall(text)]
         for i, token in enumerate(tokens):
             if token == target:
                 total += 1
-                before += i + 1 < len(tokens) and tokens[i + 1] in wanted
+                after = tokens[i + 1] if i + 1 < len(tokens) else ""
+                before += after in wanted or (len(after) > 5 and after.endswith("iest"))
     return before > 0 and 2 * before >= total
 
 
@@ -927,10 +929,10 @@ def _label_synonyms(words: list[str], brief: str | None, embedder: Any) -> froze
 def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
               texts: Sequence[str] | None, embedder: Any,
               common: frozenset[str] = frozenset(),
-              criteria: frozenset[str] = frozenset()) -> str | None:
+              superlatives: frozenset[str] = _IRREGULAR_SUPERLATIVES) -> str | None:
     """The form of ``label`` an anchor may name (:func:`anchor_label` with the brief's
     synonyms and the ``common`` words), ``None`` also for a lone word that ``texts`` (the
-    cluster's responses) use as a verb or before a brief superlative (``criteria``)."""
+    cluster's responses) use as a verb or before a superlative (``superlatives``)."""
     named = anchor_label(label, terms, _label_synonyms(_label_words(label), brief, embedder),
                          common)
     if named is None or texts is None:
@@ -938,7 +940,7 @@ def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
     words = _label_words(named)
     if len(words) == 1 and not words[0][0].isdigit() and (
             is_verb_in_usage(words[0], texts)
-            or modifies_brief_criterion(words[0], texts, criteria)):
+            or intensifies_superlative(words[0], texts, superlatives)):
         return None
     return trim_trailing_verb(named, texts)
 
@@ -1077,8 +1079,8 @@ def anchors_for_population(
     A label is not named when it is a non-word (:func:`is_non_word`: "k", "j" of
     "J.K."), an inflection of a brief word (:func:`brief_synonyms`: "hiring" for
     "hired"), a single word within :data:`SINGLE_WORD_SIMILARITY` of a brief word ("fit"
-    for "best suited"), a lone word the responses write before the brief's superlative
-    (:func:`modifies_brief_criterion`: "absolute" of "absolute worst"), or made of
+    for "best suited"), a lone word the responses write before a superlative
+    (:func:`intensifies_superlative`: "absolute" of "absolute worst"), or made of
     ``common`` words ("experience", "choice"; session 9); a cluster led by the initials
     of a label a higher anchor names gives way (:func:`label_initials`: "bjj").
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a
@@ -1091,7 +1093,7 @@ def anchors_for_population(
     anchors: list[ChecklistAnchor] = []
     commons: frozenset[str] = common if common is not None else (
         common_words(population.task_id) if kind == "open" else frozenset())
-    criteria = brief_criteria(brief) if brief else frozenset()
+    superlatives = brief_superlatives(brief) if brief else _IRREGULAR_SUPERLATIVES
     ranked = select_cliche_clusters(population, top_k=len(population.clusters),
                                     min_models=min_models)
     already_named: set[str] = set()  # a label named by a higher rank is not named again
@@ -1108,7 +1110,8 @@ def anchors_for_population(
             response_texts[r] for r in sorted(answers) if r in response_texts]
 
         def nameable(label: str, texts: list[str] | None = texts) -> str | None:
-            return _nameable(label, brief_terms, brief, texts, embedder, commons, criteria)
+            return _nameable(label, brief_terms, brief, texts, embedder, commons,
+                             superlatives)
 
         def restates(label: str) -> bool:
             return _restates(label, brief_terms, brief, embedder, commons)
