@@ -19,7 +19,9 @@ or transform them into something unexpected?'
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
 import re
 import unicodedata
@@ -38,6 +40,7 @@ from creagraph.tig.brief import (
     degree_base_words,
     is_short_answer,
     matches_brief_term,
+    shares_inflection_root,
 )
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import Population
@@ -52,6 +55,12 @@ __all__ = [
     "anchor_label",
     "GENERIC_WORDS",
     "SYNONYM_SIMILARITY",
+    "SINGLE_WORD_SIMILARITY",
+    "COMMON_WORD_SHARE",
+    "common_words",
+    "is_non_word",
+    "brief_superlatives",
+    "intensifies_superlative",
     "CRITERION_SIMILARITY",
     "MIN_LABEL_SHARE",
     "LEAD_CANDIDATES",
@@ -63,6 +72,7 @@ __all__ = [
     "hedged_share",
     "is_hedge_cluster",
     "trim_trailing_verb",
+    "label_initials",
     "brief_synonyms",
     "is_verb_in_usage",
     "core_ideas",
@@ -262,6 +272,45 @@ def _is_generic(word: str) -> bool:
     return word in _FUNCTION_WORDS or word in GENERIC_WORDS or _is_instruction(word)
 
 
+#: Unicode script groups whose letters may share a word (Japanese writes kanji with kana).
+_SCRIPT_GROUPS = {"CJK": "CJK", "HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "HANGUL"}
+
+
+def _script(char: str) -> str:
+    name = unicodedata.name(char, "")
+    first = name.split(" ", 1)[0]
+    return _SCRIPT_GROUPS.get(first, first)
+
+
+def _mixed_script(token: str) -> bool:
+    letters = [c for c in token if unicodedata.category(c)[0] in "LM"
+               and not unicodedata.name(c, "").startswith("COMBINING")]
+    return len({_script(c) for c in letters}) > 1
+
+
+def is_non_word(word: str) -> bool:
+    """True when a label's ``word`` is no word an anchor can name (issue 27, session 9):
+    one or two letters ("k" and "j" of "J.K. Rowling", "uk"; an initial) of an alphabet,
+    or letters of more than one script in one word ("یுஙகள", a garbled fragment).
+    Numbers are words ("7", "42", "d12"), and so are one or two Chinese, Japanese or Korean
+    characters; kanji and kana count as one script.
+
+    Examples
+    --------
+    >>> is_non_word("k"), is_non_word("uk"), is_non_word("7"), is_non_word("koala")
+    (True, True, False, False)
+    >>> is_non_word("یுஙகள"), is_non_word("café"), is_non_word("東京")
+    (True, False, False)
+    """
+    if any(c.isdigit() for c in word):
+        return False  # a number, or a word written with one ("d12", "mp3")
+    if _mixed_script(word):
+        return True
+    # a syllable or an ideograph is a word of its own ("東京"); a Latin letter is not
+    letters = [c for c in word if unicodedata.category(c)[0] == "L"]
+    return len(letters) <= 2 and not {_script(c) for c in letters} & {"CJK", "HANGUL"}
+
+
 def _from_brief(word: str, terms: frozenset[str], synonyms: frozenset[str]) -> bool:
     """True when a label's ``word`` is the brief's: a brief number, a brief term (up to
     its endings), a word written with a brief number ("d20" for a "20-sided die"), or one
@@ -274,7 +323,8 @@ def _from_brief(word: str, terms: frozenset[str], synonyms: frozenset[str]) -> b
 
 
 def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
-                 synonyms: frozenset[str] = frozenset()) -> str | None:
+                 synonyms: frozenset[str] = frozenset(),
+                 common: frozenset[str] = frozenset()) -> str | None:
     """The form of a cluster label an anchor may name, or ``None`` (issue 27).
 
     * A label names something only through a content word: a word or a number that is
@@ -283,7 +333,10 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
       brief asking for the "safest" code), nor one of ``synonyms`` (the label words
       :func:`brief_synonyms` finds restating a brief word by another word: "secure" for
       the "safest" code), nor a word written with a number of the brief ("d20" for a
-      "20-sided die"). An emoji or a symbol-only label has none.
+      "20-sided die"), nor one of ``common`` (the words the models use in answer to
+      most prompts, :func:`common_words`: "experience", "choice"), nor a non-word
+      (:func:`is_non_word`: "k", "j" of "J.K."). An emoji or a symbol-only label has
+      none.
     * A label holding a brief term names nothing of its own ("vast whale glides" for a
       whale haiku).
     * A label made of brief and generic words followed by one number is named by the
@@ -311,6 +364,8 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
     """
     words = _label_words(label)
     terms = brief_terms or frozenset()
+    if any(_mixed_script(token) for token in label.split()):
+        return None  # a garbled fragment ("یுஙகள"): the word splits at a vowel sign
     if not words and any(unicodedata.category(c) == "So" for c in label):
         # an emoji; without the brief, an answer cannot be told from decoration
         asks_for_symbols = brief_terms is None or any(
@@ -320,7 +375,8 @@ def anchor_label(label: str, brief_terms: frozenset[str] | None = None,
     def from_brief(w: str) -> bool:
         return _from_brief(w, terms, synonyms)
 
-    content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)]
+    content = [i for i, w in enumerate(words) if not _is_generic(w) and not from_brief(w)
+               and w not in common and not is_non_word(w)]
     if not content:
         return None
     if len(words) > 1 and content == [len(words) - 1] and words[-1][0].isdigit():
@@ -343,8 +399,16 @@ SYNONYM_SIMILARITY = 0.7
 #: "best" or "safe" restates the criterion; the criterion is an adjective, so the hyponyms
 #: and settings above do not arise (see the benchmark script for the figures).
 CRITERION_SIMILARITY = 0.6
+#: The same for a label of a single word, which has no other word to name an idea by
+#: (issue 27, session 9): "fit" for a breed "best suited" to a first-time owner (0.64).
+#: Measured on the graded rows (``python benchmarks/anchor_grading_synonyms.py
+#: --single``): the single-word labels kept as ideas lie at most at 0.628 ("sea" for a
+#: whale haiku), then "joy" (0.61), "boxing" (0.60) for "combat sports"; "child" for a
+#: "son" (0.58) and "candidate" for people "hired" (0.48) lie among them, so no cosine
+#: reaches them. A thin margin, measured on the prompts it was read from.
+SINGLE_WORD_SIMILARITY = 0.635
 
-_SYNONYM_MEMO: dict[tuple[str, str], bool] = {}
+_SYNONYM_MEMO: dict[tuple[str, str], tuple[float, float]] = {}
 _SYNONYM_MEMO_SIZE = 65_536
 
 
@@ -360,16 +424,20 @@ def _brief_anchor_words(brief: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(words)), criteria
 
 
-def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
-                   ) -> frozenset[str]:
+def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None,
+                   similarity: float = SYNONYM_SIMILARITY) -> frozenset[str]:
     """The words among ``words`` that restate a content word of ``brief`` by another word
-    (issue 27: "secure" for a brief asking for the "safest" lock code).
+    or another form (issue 27: "secure" for a brief asking for the "safest" lock code;
+    "hiring" for people "hired").
 
-    A word restates the brief when the cosine of its embedding and a brief word's is at
-    least :data:`SYNONYM_SIMILARITY`, or that of its embedding and the base of a
-    superlative of the brief ("safe" of "safest") at least :data:`CRITERION_SIMILARITY`.
-    Numbers, function words, generic words and the brief's own terms are never returned
-    (they are handled by :func:`anchor_label`).
+    A word restates the brief when it is an inflection of a brief word (the same
+    :func:`~creagraph.tig.brief.inflection_root`: "hiring" / "hired", "inventor" /
+    "invent"), when the cosine of its embedding and a brief word's is at least
+    ``similarity`` (:data:`SYNONYM_SIMILARITY`; :data:`SINGLE_WORD_SIMILARITY` for a
+    label of one word), or that of its embedding and the base of a superlative of the
+    brief ("safe" of "safest") at least :data:`CRITERION_SIMILARITY`. Numbers, function
+    words, generic words and the brief's own terms are never returned (they are handled
+    by :func:`anchor_label`).
 
     Parameters
     ----------
@@ -377,6 +445,8 @@ def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
         Casefolded words of labels.
     brief : str
         The task's brief.
+    similarity : float
+        Cosine to a brief word from which a word restates it.
     embedder : optional
         Any object with ``encode(texts) -> array``; default
         :func:`creagraph.core.embeddings.default_embedder` (cached MiniLM). Results with
@@ -391,8 +461,13 @@ def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
     brief_list, criteria = _brief_anchor_words(brief)
     candidates = sorted({w for w in words if w and not w[0].isdigit() and not _is_generic(w)
                          and w not in brief_list})
-    if not candidates or not (brief_list or criteria):
+    if not candidates:
         return frozenset()
+    inflected = {w for w in candidates
+                 if shares_inflection_root(w, brief_words(brief, instructions=True))}
+    candidates = [w for w in candidates if w not in inflected]
+    if not candidates or not (brief_list or criteria):
+        return frozenset(inflected)
     memo = _SYNONYM_MEMO if embedder is None else {}
     todo = [w for w in candidates if (brief, w) not in memo]
     if todo:
@@ -408,10 +483,148 @@ def brief_synonyms(words: Iterable[str], brief: str, *, embedder: Any = None
         if len(memo) + len(todo) > _SYNONYM_MEMO_SIZE:
             memo.clear()
         for i, word in enumerate(todo):
-            memo[(brief, word)] = bool(
-                (n_brief and sims[i, :n_brief].max() >= SYNONYM_SIMILARITY - 1e-9)
-                or (n_criteria and sims[i, n_brief:].max() >= CRITERION_SIMILARITY - 1e-9))
-    return frozenset(w for w in candidates if memo[(brief, w)])
+            memo[(brief, word)] = (float(sims[i, :n_brief].max()) if n_brief else -1.0,
+                                   float(sims[i, n_brief:].max()) if n_criteria else -1.0)
+    return frozenset(inflected) | frozenset(
+        w for w in candidates if memo[(brief, w)][0] >= similarity - 1e-9
+        or memo[(brief, w)][1] >= CRITERION_SIMILARITY - 1e-9)
+
+
+#: Share of the other open prompts whose model answers use a word (in at least 0.5 % of
+#: their generations) from which the word is common to answers of any prompt and names no
+#: idea of this one (issue 27, session 9: "experience", "choice", "challenging", "means").
+#: Measured on the graded rows (``python benchmarks/anchor_grading_common_words.py``):
+#: a leading label all of whose content words reach 0.4 was graded not useful 10 times
+#: and useful once ("love", a new-year wish graded borderline); the next kept ideas lie at
+#: 0.39 ("family") and 0.37 ("connection"), so the margin below is thin.
+COMMON_WORD_SHARE = 0.4
+_COMMON_WORDS_FILE = "open_prompt_words.json"
+
+
+def _common_words_path() -> str:
+    from importlib import resources
+
+    return str(resources.files("creagraph.tig") / "data" / _COMMON_WORDS_FILE)
+
+
+@functools.lru_cache(maxsize=4)
+def _open_prompt_words(path: str) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The prompts and word -> bit mask of ``open_prompt_words.json`` (see
+    ``benchmarks/anchor_grading_common_words.py``)."""
+    from creagraph.core.io import InputError
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read the common-word table ({exc})") from exc
+    if not isinstance(record, dict):
+        raise InputError(f"{path}: must hold a JSON object with 'prompts' and 'words'")
+    prompts, words = record.get("prompts"), record.get("words")
+    if not isinstance(prompts, list) or not all(isinstance(p, str) for p in prompts):
+        raise InputError(f"{path}: field 'prompts' must be a list of prompt ids")
+    if not isinstance(words, dict):
+        raise InputError(f"{path}: field 'words' must map words to bit masks")
+    masks: dict[str, int] = {}
+    for word, mask in words.items():
+        try:
+            masks[word] = int(mask, 16)
+        except (TypeError, ValueError):
+            raise InputError(f"{path}: field 'words.{word}' must be a hexadecimal bit mask, "
+                             f"got {mask!r}") from None
+        if masks[word] >> len(prompts):
+            raise InputError(f"{path}: field 'words.{word}' names prompts beyond the "
+                             f"{len(prompts)} listed")
+    return tuple(prompts), masks
+
+
+@functools.lru_cache(maxsize=256)
+def common_words(task_id: str | None = None, share: float = COMMON_WORD_SHARE,
+                 path: str | None = None) -> frozenset[str]:
+    """The words the models use in answer to at least ``share`` of the open prompts other
+    than ``task_id`` (issue 27, session 9: specificity from the data).
+
+    The background is the NoveltyBench curated generations (100 prompts, 24 models, whole
+    generations; a prompt uses a word when at least 0.5 % of its generations hold it),
+    shipped as ``creagraph/tig/data/open_prompt_words.json`` and rebuilt by
+    ``python benchmarks/anchor_grading_common_words.py build``. A prompt of that set is
+    left out of its own background, so its own answers never make a word common.
+
+    Parameters
+    ----------
+    task_id : str, optional
+        The prompt whose anchors are named.
+    share : float
+        :data:`COMMON_WORD_SHARE`.
+    path : str, optional
+        Another table of the same format (default: the shipped one).
+
+    Examples
+    --------
+    >>> words = common_words("curated-43")
+    >>> "experience" in words, "choice" in words, "apple" in words, "terrier" in words
+    (True, True, False, False)
+    """
+    prompts, masks = _open_prompt_words(path or _common_words_path())
+    own = prompts.index(task_id) if task_id in prompts else -1
+    others = len(prompts) - (own >= 0)
+    if not others:
+        return frozenset()
+    found = set()
+    for word, mask in masks.items():
+        count = mask.bit_count() - (own >= 0 and (mask >> own) & 1)
+        if count >= share * others - 1e-9:
+            found.add(word)
+    return frozenset(found)
+
+
+#: Superlatives without an "-est" ending; with the "-iest" forms ("easiest", "happiest")
+#: and the brief's own "-est" words they are what :func:`intensifies_superlative` looks
+#: for (a lone "-est" word may be a noun: "forest", "interest", "chest").
+_IRREGULAR_SUPERLATIVES = frozenset({"best", "worst", "most", "least"})
+
+
+def brief_superlatives(brief: str) -> frozenset[str]:
+    """The superlatives a label word may intensify: best / worst / most / least and the
+    brief's own "-est" words with a base (:func:`~creagraph.tig.brief.degree_base_words`:
+    "safest" of "the safest code").
+
+    Examples
+    --------
+    >>> sorted(brief_superlatives("Which 4-digit lock combination is the safest?"))
+    ['best', 'least', 'most', 'safest', 'worst']
+    """
+    own = {w for w in brief_words(brief, instructions=True)
+           if w.endswith("est") and degree_base_words(w, superlative_only=True)}
+    return _IRREGULAR_SUPERLATIVES | frozenset(own)
+
+
+def intensifies_superlative(word: str, texts: Iterable[str],
+                            superlatives: Iterable[str] = _IRREGULAR_SUPERLATIVES) -> bool:
+    """True when ``word`` is written just before a superlative (``superlatives``, or a
+    word in "-iest") in at least half of its occurrences in ``texts``: it intensifies
+    the answer's criterion ("the absolute worst breed", "the very best pie"), it is no
+    idea of its own (issue 27, session 9: a lone "absolute" for the breed "least
+    well-suited" to a first-time owner).
+
+    Examples
+    --------
+    >>> intensifies_superlative("absolute", ["The absolute worst breed is…",
+    ...                                      "Absolute worst: a husky."])
+    True
+    >>> intensifies_superlative("husky", ["A husky is the worst.", "Husky"])
+    False
+    """
+    target, wanted = word.casefold(), frozenset(superlatives)
+    before = total = 0
+    for text in texts:
+        tokens = [t.casefold() for t in _TOKEN.findall(text)]
+        for i, token in enumerate(tokens):
+            if token == target:
+                total += 1
+                after = tokens[i + 1] if i + 1 < len(tokens) else ""
+                before += after in wanted or (len(after) > 5 and after.endswith("iest"))
+    return before > 0 and 2 * before >= total
 
 
 #: Words before which a lone word is used as a verb ("it lands on 14", "I'll simulate a
@@ -703,31 +916,44 @@ def _label_vector(population: Population, cluster_index: int, label: str
 LEAD_CANDIDATES = 10
 
 
+def _label_synonyms(words: list[str], brief: str | None, embedder: Any) -> frozenset[str]:
+    """:func:`brief_synonyms` of a label's ``words``, at :data:`SINGLE_WORD_SIMILARITY`
+    when the label has a single word that is no function or generic word."""
+    if not brief:
+        return frozenset()
+    single = sum(not _is_generic(w) for w in words if not w[0].isdigit()) == 1
+    return brief_synonyms(words, brief, embedder=embedder,
+                          similarity=SINGLE_WORD_SIMILARITY if single else SYNONYM_SIMILARITY)
+
+
 def _nameable(label: str, terms: frozenset[str] | None, brief: str | None,
-              texts: Sequence[str] | None, embedder: Any) -> str | None:
+              texts: Sequence[str] | None, embedder: Any,
+              common: frozenset[str] = frozenset(),
+              superlatives: frozenset[str] = _IRREGULAR_SUPERLATIVES) -> str | None:
     """The form of ``label`` an anchor may name (:func:`anchor_label` with the brief's
-    synonyms), ``None`` also for a lone word that ``texts`` (the cluster's responses) use
-    as a verb."""
-    synonyms = brief_synonyms(_label_words(label), brief, embedder=embedder) if brief \
-        else frozenset()
-    named = anchor_label(label, terms, synonyms)
+    synonyms and the ``common`` words), ``None`` also for a lone word that ``texts`` (the
+    cluster's responses) use as a verb or before a superlative (``superlatives``)."""
+    named = anchor_label(label, terms, _label_synonyms(_label_words(label), brief, embedder),
+                         common)
     if named is None or texts is None:
         return named
     words = _label_words(named)
-    if len(words) == 1 and not words[0][0].isdigit() and is_verb_in_usage(words[0], texts):
+    if len(words) == 1 and not words[0][0].isdigit() and (
+            is_verb_in_usage(words[0], texts)
+            or intensifies_superlative(words[0], texts, superlatives)):
         return None
     return trim_trailing_verb(named, texts)
 
 
 def _restates(label: str, terms: frozenset[str] | None, brief: str | None,
-              embedder: Any) -> bool:
+              embedder: Any, common: frozenset[str] = frozenset()) -> bool:
     """True when ``label`` has no word of its own: every word and number is a function,
-    generic or instruction word, a brief term or a synonym of one ("secure", "100% safe"
-    for the "safest" code; not "rope swing" for a rope)."""
+    generic, common or instruction word, a non-word, a brief term or a synonym of one
+    ("secure", "100% safe" for the "safest" code; not "rope swing" for a rope)."""
     words = _label_words(label)
-    synonyms = brief_synonyms(words, brief, embedder=embedder) if brief else frozenset()
-    return all(_is_generic(w) or _from_brief(w, terms or frozenset(), synonyms)
-               for w in words)
+    synonyms = _label_synonyms(words, brief, embedder)
+    return all(_is_generic(w) or w in common or is_non_word(w)
+               or _from_brief(w, terms or frozenset(), synonyms) for w in words)
 
 
 def _lead_label(population: Population, cluster_index: int, nameable: Any,
@@ -780,6 +1006,7 @@ def anchors_for_population(
     brief: str | None = None,
     response_texts: Mapping[str, str] | None = None,
     embedder: Any = None,
+    common: frozenset[str] | None = None,
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -819,6 +1046,13 @@ def anchors_for_population(
         short-answer kinds (see Notes).
     embedder : optional
         See ``brief``.
+    common : frozenset of str, optional
+        Words that name no idea of this prompt because the models use them in answer to
+        most prompts (:func:`common_words`): a label made only of these, generic, brief
+        and function words is not named. Default: for open prompts, the common words of
+        the shipped open-prompt background less this task's own answers
+        (``common_words(population.task_id)``); for the other kinds none (the background
+        is made of answers to open prompts).
 
     Notes
     -----
@@ -842,6 +1076,13 @@ def anchors_for_population(
     "balance of sweet"). A cluster that hedges (:func:`is_hedge_cluster`: "personal
     preference", "depends on the individual, their program") gives no anchor. A label's
     trailing verb is dropped (:func:`trim_trailing_verb`: "ocean giant swims").
+    A label is not named when it is a non-word (:func:`is_non_word`: "k", "j" of
+    "J.K."), an inflection of a brief word (:func:`brief_synonyms`: "hiring" for
+    "hired"), a single word within :data:`SINGLE_WORD_SIMILARITY` of a brief word ("fit"
+    for "best suited"), a lone word the responses write before a superlative
+    (:func:`intensifies_superlative`: "absolute" of "absolute worst"), or made of
+    ``common`` words ("experience", "choice"; session 9); a cluster led by the initials
+    of a label a higher anchor names gives way (:func:`label_initials`: "bjj").
     The lone-verb rule holds for visual briefs and open prompts only: the answer to a
     use, consequence or instance task is an idea when it is a verb ("pry", "dig").
 
@@ -850,12 +1091,16 @@ def anchors_for_population(
     list of ChecklistAnchor
     """
     anchors: list[ChecklistAnchor] = []
+    commons: frozenset[str] = common if common is not None else (
+        common_words(population.task_id) if kind == "open" else frozenset())
+    superlatives = brief_superlatives(brief) if brief else _IRREGULAR_SUPERLATIVES
     ranked = select_cliche_clusters(population, top_k=len(population.clusters),
                                     min_models=min_models)
     already_named: set[str] = set()  # a label named by a higher rank is not named again
     lead_vectors: list[np.ndarray] = []  # and an idea it names is not named again
     lead_answers: list[set[str]] = []  # the responses of each anchor's cluster
     named_words: list[set[str]] = []  # the words of each label an anchor names
+    named_initials: set[str] = set()  # and their initials ("bjj", "mma")
     for k in ranked:
         if len(anchors) >= top_k:
             break
@@ -865,10 +1110,11 @@ def anchors_for_population(
             response_texts[r] for r in sorted(answers) if r in response_texts]
 
         def nameable(label: str, texts: list[str] | None = texts) -> str | None:
-            return _nameable(label, brief_terms, brief, texts, embedder)
+            return _nameable(label, brief_terms, brief, texts, embedder, commons,
+                             superlatives)
 
         def restates(label: str) -> bool:
-            return _restates(label, brief_terms, brief, embedder)
+            return _restates(label, brief_terms, brief, embedder, commons)
 
         lead = _lead_label(population, k, nameable, restates, label_similarity)
         if lead is None:
@@ -887,6 +1133,8 @@ def anchors_for_population(
         if texts is not None and lead_words and any(
                 lead_words <= words for words in named_words):
             continue  # "sweet" after "balance of sweet": a word of a higher rank's idea
+        if cluster_labels[lead].casefold() in named_initials:
+            continue  # "bjj" after "brazilian jiu-jitsu": a higher rank's idea again
         labels = anchor_labels(population, k, label_similarity=label_similarity, lead=lead)
         named = [x for x in map(nameable, labels) if x]
         if not named or named[0] in already_named:
@@ -896,6 +1144,7 @@ def anchors_for_population(
             continue
         already_named.update(labels)
         named_words.extend(set(_label_words(x)) for x in labels)
+        named_initials.update(filter(None, map(label_initials, labels)))
         if lead_vector is not None:
             lead_vectors.append(lead_vector)
             lead_answers.append(answers)
@@ -926,6 +1175,22 @@ def anchors_for_population(
             )
         )
     return anchors
+
+
+def label_initials(label: str) -> str | None:
+    """The initials of a label of two words or more (hyphenated parts count as words),
+    casefolded: "brazilian jiu-jitsu" -> "bjj", "mixed martial arts" -> "mma"; ``None``
+    for a single word. A lower cluster led by a higher anchor's initials names its idea
+    again (issue 27, session 9: "bjj" after "brazilian jiu-jitsu | mma").
+
+    Examples
+    --------
+    >>> label_initials("Brazilian jiu-jitsu"), label_initials("boxing")
+    ('bjj', None)
+    """
+    parts = [p for p in re.split(r"[\s\-‐–]+", label.casefold()) if p]
+    letters = [p[0] for p in parts if p[0].isalpha()]
+    return "".join(letters) if len(parts) >= 2 and len(letters) == len(parts) else None
 
 
 def anchor_from_dict(record: dict, where: str = "<record>") -> ChecklistAnchor:

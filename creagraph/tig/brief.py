@@ -45,6 +45,8 @@ __all__ = [
     "task_kind",
     "is_short_answer",
     "word_stem",
+    "inflection_root",
+    "shares_inflection_root",
     "degree_bases",
     "degree_base_words",
     "brief_words",
@@ -165,6 +167,67 @@ def word_stem(word: str) -> str:
     return word
 
 
+#: Inflectional and agent endings :func:`inflection_root` strips, longest first: "-ing"
+#: and "-ed" down to a three-letter root ("hiring", "hired" -> "hir"), the agent "-or"
+#: and the noun "-ion" down to four ("inventor" -> "invent", "graduation" -> "graduat";
+#: not "actor", "nation").
+_INFLECTIONS = (("ings", 3), ("ing", 3), ("ors", 4), ("or", 4), ("ions", 4), ("ion", 4),
+                ("ed", 3), ("es", 3), ("s", 3))
+
+
+def inflection_root(word: str) -> str:
+    """The root of an inflected word: casefolded, possessive and one ending of
+    :data:`_INFLECTIONS` removed (the root keeps at least three letters), then a final
+    "e" and a doubled final consonant dropped, so the "-ing" and "-ed" forms and the
+    agent noun meet the plain word (issue 27, session 9: "hiring" for a brief about
+    people "hired", "inventor" for "invent", "graduation" for "graduate").
+
+    :func:`word_stem` keeps four letters and leaves "hiring" and "hired" apart; this
+    root is only for comparing a label word with a brief word
+    (:func:`shares_inflection_root`), where a rare false match ("station" for "state")
+    drops one label, not for clustering.
+
+    Examples
+    --------
+    >>> inflection_root("hiring"), inflection_root("hired"), inflection_root("hire")
+    ('hir', 'hir', 'hir')
+    >>> inflection_root("inventor"), inflection_root("invent"), inflection_root("running")
+    ('invent', 'invent', 'run')
+    >>> inflection_root("red"), inflection_root("sing"), inflection_root("actor")
+    ('red', 'sing', 'actor')
+    """
+    word = normalize(word).replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    for ending, keep in _INFLECTIONS:
+        if word.endswith(ending) and len(word) - len(ending) >= keep and not (
+                ending == "s" and word.endswith("ss")):
+            word = word[: -len(ending)]
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]
+    return word
+
+
+def shares_inflection_root(word: str, brief_word_list: list[str] | tuple[str, ...]) -> bool:
+    """True when ``word`` and one of ``brief_word_list`` (the brief's content words,
+    :func:`brief_words`) have one :func:`inflection_root` of at least three letters:
+    the label word is an inflection of a brief word ("hiring context" for "people …
+    hired", "hypothetical inventor" for "what would you invent").
+
+    Examples
+    --------
+    >>> shares_inflection_root("hiring", ["people", "hired"])
+    True
+    >>> shares_inflection_root("hire", ["higher"]), shares_inflection_root("red", ["reed"])
+    (False, False)
+    """
+    root = inflection_root(word)
+    return len(root) >= 3 and any(inflection_root(b) == root for b in brief_word_list)
+
+
 #: Superlative and comparative endings, longest first, with what replaces them:
 #: "happiest" / "happier" -> "happy", "safest" / "safer" -> "safe" or "saf", "biggest" ->
 #: "big" (doubled consonant), "safety" -> "safe" (the "-ty" noun of an adjective).
@@ -248,17 +311,22 @@ def _is_instruction(word: str) -> bool:
     return word in _INSTRUCTION_WORDS or word_stem(word) in _INSTRUCTION_STEMS
 
 
-def brief_words(brief: str) -> list[str]:
+def brief_words(brief: str, *, instructions: bool = False) -> list[str]:
     """The brief's content words (casefolded, in order): no function word, no instruction
-    vocabulary.
+    vocabulary (with ``instructions``, the instruction words the brief uses are kept:
+    "invent" of "what would you invent").
 
     Examples
     --------
     >>> brief_words("Which 4-digit lock combination is the safest?")
     ['digit', 'lock', 'combination', 'safest']
+    >>> brief_words("What would you invent?"), brief_words("What would you invent?",
+    ...                                                    instructions=True)
+    ([], ['invent'])
     """
     words = [w.casefold() for w in _WORD.findall(normalize(brief or ""))]
-    return [w for w in words if w not in _FUNCTION_WORDS and not _is_instruction(w)]
+    return [w for w in words if w not in _FUNCTION_WORDS
+            and (instructions or not _is_instruction(w))]
 
 
 def _content_stems(text: str) -> list[str]:

@@ -1,23 +1,32 @@
 """Anchor labels a person would keep (issue 27, session 8): no synonym of a brief word, no
 lone word the responses use as a verb, no mixed cluster named by a minority's label."""
 
+import json
+
 import pytest
 
 from creagraph.tig.anchors import (
+    COMMON_WORD_SHARE,
     CRITERION_SIMILARITY,
     MIN_LABEL_SHARE,
     PARAPHRASE_SIMILARITY,
     SAME_IDEA_SIMILARITY,
     SHARED_ANSWERS,
+    SINGLE_WORD_SIMILARITY,
     SYNONYM_SIMILARITY,
     anchor_label,
     anchors_for_population,
+    brief_superlatives,
     brief_synonyms,
+    common_words,
     core_ideas,
     hedged_share,
+    intensifies_superlative,
     is_hedge_cluster,
     is_hedge_label,
+    is_non_word,
     is_verb_in_usage,
+    label_initials,
     label_share,
     trim_trailing_verb,
 )
@@ -316,3 +325,141 @@ def test_haiku_anchor_drops_its_verb(embedder, offline_extractor):
     named = {x for a in after for x in a.labels}
     assert "ocean giant" in named
     assert not {"ocean giant swims", "ocean giant sings"} & named
+
+
+# session 9: specificity from the data, brief inflections, one-word synonyms, non-words ----
+HIRED = "What is the main reason people don't get hired for a job?"
+INVENT = "What would you invent to make the world a more interesting place to live in?"
+SUITED = "Which dog breed is the least well-suited for a first-time dog owner?"
+
+
+def test_common_words_are_read_from_the_open_prompt_background():
+    words = common_words("curated-43")
+    # the vocabulary of model answers to any prompt, not this prompt's answers
+    assert {"experience", "choice", "challenging", "means"} <= words
+    assert not {"apple", "temperament", "terrier", "koala", "1234"} & words
+    assert 0.3 < COMMON_WORD_SHARE < 0.5
+    # a lower share makes more words common; the prompt's own answers never count
+    assert common_words("curated-43", share=0.3) > words
+
+
+def test_common_words_leave_the_prompt_itself_out(tmp_path):
+    table = tmp_path / "words.json"
+    # "pie" is used by prompts p0 and p1, "the" by all three
+    table.write_text(json.dumps({"prompts": ["p0", "p1", "p2"],
+                                 "words": {"pie": "3", "the": "7"}}), encoding="utf-8")
+    path = str(table)
+    assert common_words("p2", share=0.9, path=path) == {"pie", "the"}  # 2 of 2 others
+    assert common_words("p0", share=0.9, path=path) == {"the"}  # p1 of p1, p2: 1 of 2
+    assert common_words("user-task", share=0.6, path=path) == {"pie", "the"}  # 2 of 3
+    assert common_words("user-task", share=0.7, path=path) == {"the"}
+
+
+@pytest.mark.parametrize(("record", "field"), [
+    ([], "JSON object"),
+    ({"prompts": "p0", "words": {}}, "'prompts'"),
+    ({"prompts": ["p0"], "words": []}, "'words'"),
+    ({"prompts": ["p0"], "words": {"pie": "zz"}}, "words.pie"),
+    ({"prompts": ["p0"], "words": {"pie": "4"}}, "words.pie"),  # bit 2 of one prompt
+])
+def test_a_bad_common_word_table_is_named(tmp_path, record, field):
+    from creagraph.core.io import InputError
+
+    table = tmp_path / "bad.json"
+    table.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(InputError, match=field) as info:
+        common_words("p0", path=str(table))
+    assert str(table) in str(info.value)
+
+
+def test_a_label_of_common_words_or_non_words_names_nothing():
+    terms = brief_terms(SUITED, instructions=True)
+    common = frozenset({"experience", "choice", "classic"})
+    assert anchor_label("experience", terms) == "experience"  # the rule needs the words
+    assert anchor_label("experience", terms, common=common) is None
+    assert anchor_label("classic choice", terms, common=common) is None
+    assert anchor_label("experience level", terms, common=common) == "experience level"
+    # one or two letters, an initial, a mixed-script fragment
+    for label in ("k", "j", "uk", "j. k.", "یுஙகள"):
+        assert anchor_label(label, terms) is None, label
+    assert anchor_label("j.k. rowling", terms) == "j.k. rowling"
+    assert anchor_label("7", terms) == "7" and anchor_label("東京", terms) == "東京"
+    assert not is_non_word("koala") and not is_non_word("42") and is_non_word("ai")
+
+
+def test_inflections_of_brief_words_restate_the_brief(embedder):
+    # "hiring" for people "hired" (a stem under four letters), "inventor" for the
+    # instruction word "invent" the brief itself uses
+    assert "hiring" in brief_synonyms(["hiring", "context"], HIRED, embedder=embedder)
+    assert "inventor" in brief_synonyms(["hypothetical", "inventor"], INVENT,
+                                        embedder=embedder)
+    assert not brief_synonyms(["qualifications", "skills"], HIRED, embedder=embedder)
+    terms = brief_terms(HIRED, instructions=True)
+    synonyms = brief_synonyms(["hiring", "context"], HIRED, embedder=embedder)
+    assert anchor_label("hiring context", terms, synonyms) is None
+
+
+def test_single_word_labels_meet_a_lower_synonym_threshold(embedder):
+    assert CRITERION_SIMILARITY < SINGLE_WORD_SIMILARITY < SYNONYM_SIMILARITY
+    # "fit" for "well-suited" (0.64): a synonym alone, not beside other words
+    assert brief_synonyms(["fit"], SUITED, embedder=embedder,
+                          similarity=SINGLE_WORD_SIMILARITY) == {"fit"}
+    assert not brief_synonyms(["fit"], SUITED, embedder=embedder)
+    # the one-word ideas kept nearest their brief words stay ("sea" 0.63, "joy" 0.61)
+    assert not brief_synonyms(["sea"], WHALE, embedder=embedder,
+                              similarity=SINGLE_WORD_SIMILARITY)
+    assert not brief_synonyms(["joy"], NEW_YEAR, embedder=embedder,
+                              similarity=SINGLE_WORD_SIMILARITY)
+
+
+def test_intensifiers_and_initials():
+    texts = ["The absolute worst breed is a husky.", "Absolute worst: a husky.",
+             "An absolute must."]
+    assert intensifies_superlative("absolute", texts)
+    assert not intensifies_superlative("husky", texts)
+    assert not intensifies_superlative("lush", ["A lush forest.", "The lush forest"])
+    assert intensifies_superlative("very", ["the very easiest pie"])
+    assert brief_superlatives(SAFEST) >= {"safest", "best", "worst"}
+    assert label_initials("Brazilian jiu-jitsu") == "bjj"
+    assert label_initials("mixed martial arts") == "mma"
+    assert label_initials("boxing") is None and label_initials("7 or 3") is None
+
+
+@pytest.fixture(scope="module")
+def session9_tables(embedder, offline_extractor):
+    from creagraph.tig.adapters import load_noveltybench_curated
+
+    responses = load_noveltybench_curated(task_ids=["curated-43", "curated-74", "curated-76"])
+    return build_atom_tables(responses, offline_extractor, embedder, show_progress=False)
+
+
+def test_real_anchors_drop_fillers_fragments_and_restatements(
+        session9_tables, opinion_tables, nb_tables, embedder):
+    """The graded misses of issue 27 (27f): "k", "j" of "J.K." (curated-74), "bjj" after
+    "brazilian jiu-jitsu" (curated-76), "fit" for "well-suited" (curated-43), "hiring
+    context" for "hired" (curated-45), "challenging", "experiences" (curated-37) and
+    "classic choice" (curated-42) common to any prompt's answers."""
+    cases = [(session9_tables, "curated-74", {"k", "j"}, "sorcerer's stone"),
+             (session9_tables, "curated-76", {"bjj"}, "brazilian jiu-jitsu"),
+             (session9_tables, "curated-43", {"fit"}, "temperament"),
+             (opinion_tables, "curated-45", {"hiring context"}, "lack of relevant skills"),
+             (opinion_tables, "curated-37", {"challenging", "experiences"}, "financial stress"),
+             (nb_tables, "curated-42", {"classic choice"}, "apple")]
+    for tables, task, gone, kept in cases:
+        table = tables[task]
+        brief = table.responses[0].brief
+        options = {"brief": brief, "response_texts": core_ideas(table.responses),
+                   "embedder": embedder}
+        population, after = _anchors(table, **options)
+        named = {x for a in after for x in a.labels}
+        assert not gone & named, (task, named)
+        assert kept in named, (task, named)
+        # the rules are doing work: without the common words those labels are named;
+        # "bjj", "k" and "j" lead clusters of the population
+        if task in ("curated-37", "curated-42"):
+            _, without = _anchors(table, common=frozenset(), **options)
+            assert gone & {x for a in without for x in a.labels}, task
+        if task == "curated-76":
+            assert any(c.labels and c.labels[0] == "bjj" for c in population.clusters)
+        if task == "curated-74":
+            assert any(c.labels and c.labels[0] in gone for c in population.clusters)
