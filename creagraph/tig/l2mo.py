@@ -137,7 +137,7 @@ class L2MOResult:
 
 def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
                   config: TigConfig, top_k: int, min_models: int,
-                  concept: str | None) -> list[L2MOResult]:
+                  concept: str | None, writer: Any = None) -> list[L2MOResult]:
     from creagraph.tig.brief import brief_concept, brief_terms, task_kind
 
     first = table.responses[0]
@@ -150,7 +150,8 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
         population = l2mo_population(table, pair, config)
         anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
                                          concept=concept, kind=kind, brief_terms=terms,
-                                         brief=first.brief, response_texts=texts)
+                                         brief=first.brief, response_texts=texts,
+                                         writer=writer)
         note = ""
         if len(population.models) < min_models:
             note = (f"the reference population has {len(population.models)} model(s), "
@@ -187,6 +188,7 @@ def l2mo_results(
     n_jobs: int = 1,
     show_progress: bool = True,
     skipped: dict[str, str] | None = None,
+    writer: Any = None,
 ) -> Iterator[L2MOResult]:
     """L2MO anchors for every task and model pair (or the given ``pairs``).
 
@@ -212,6 +214,9 @@ def l2mo_results(
         than three models, or no given pair among its models); the other tasks are
         still yielded. Anchor questions name each task's concept read from its brief
         (``concepts`` overrides it) and are worded for its kind (visual or use task).
+    writer : AnchorWriter, optional
+        Who keeps and names the anchors (see :func:`~creagraph.tig.anchors.
+        anchors_for_population`); given one, every task runs in this process.
 
     Yields
     ------
@@ -239,7 +244,7 @@ def l2mo_results(
                     skipped[task_id] = "no requested pair has both models in this task"
                 continue
         jobs.append((task_id, task_pairs, config, top_k, min_models, concepts.get(task_id)))
-    if n_jobs > 1 and len(jobs) > 1:
+    if n_jobs > 1 and len(jobs) > 1 and writer is None:
         # "spawn": fresh interpreters, so no lock or thread pool (torch, BLAS, sqlite) of
         # this process is inherited half-held, as can happen with "fork"
         context = multiprocessing.get_context("spawn")
@@ -252,4 +257,4 @@ def l2mo_results(
         return
     for job in progress(jobs, total=len(jobs), desc="L2MO anchors", unit="task") \
             if show_progress else jobs:
-        yield from _task_results(tables[job[0]], *job[1:])
+        yield from _task_results(tables[job[0]], *job[1:], writer=writer)
