@@ -189,9 +189,9 @@ def test_429_and_5xx_are_retried(calm_table):
 
 
 def test_a_fatal_status_stops_the_run(calm_table):
-    with ChatServer(lambda body, n: Act("status", code=401)) as server:
-        with pytest.raises(LLMError, match="401"):
-            run(calm_table, llm(server))
+    with ChatServer(lambda body, n: Act("status", code=401)) as server, \
+            pytest.raises(LLMError, match="401"):
+        run(calm_table, llm(server))
 
 
 def test_replies_come_from_the_cache_on_a_rerun(calm_table, tmp_path):
