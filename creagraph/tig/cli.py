@@ -410,6 +410,8 @@ def anchors(
                                       _key(shared.llm_api_key, shared.llm_api_key_env),
                                       cache=not no_cache),
         writer_args=key_values(writer_arg, "--writer-arg"))
+    if named_by is not None and jobs > 1:
+        _warn(f"--jobs {jobs} ignored: --writer {writer} runs the comparisons in this process")
     population = shared.load(responses)
     pairs = parse_pairs(pair)
     tables = shared.tables(population, concept)

@@ -270,3 +270,25 @@ def test_cli_refuses_to_write_when_too_many_failed(responses_file, tmp_path, cap
         assert anchors_cli(responses_file, out, server, "--writer-max-failed", "0.5") == 0
     assert "failed 1 (not_json 1)" in capsys.readouterr().out
     assert len(read_anchors(out)) == TOP_K
+
+
+def test_cli_l2mo_runs_in_process_and_resumes_from_the_reply_cache(responses_file, tmp_path,
+                                                                    capsys, monkeypatch):
+    monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    with ChatServer(lambda body, n: keep(first_label(body))) as server:
+        def anchors(out):
+            return main(["tig", "anchors", str(responses_file), "--out", str(out), "--top-k",
+                         "1", "--concept", "calm", "--writer", "llm", "--llm-base-url",
+                         server.url, "--llm-model", "tiny", "--pair", "m1,m2", "--pair",
+                         "m3,m4", "--jobs", "2"])
+
+        assert anchors(tmp_path / "a.jsonl") == 0
+        assert len(server.requests) == 2
+        captured = capsys.readouterr()
+        assert "--jobs 2 ignored" in captured.err and "asked 2, kept 2" in captured.out
+        assert anchors(tmp_path / "b.jsonl") == 0  # a re-run asks nothing already answered
+        assert len(server.requests) == 2
+    found = read_anchors(tmp_path / "a.jsonl")
+    assert read_anchors(tmp_path / "b.jsonl") == found
+    assert {a.comparison_key for a in found} == {"m1||m2", "m3||m4"}
+    assert all(a.writer == "llm" and a.offline_labels for a in found)
