@@ -30,7 +30,7 @@ AnchorDecision(status='kept', label='doorstop', reason='common use', detail='')
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +49,7 @@ __all__ = [
     "LLMAnchorWriter",
     "WriterContext",
     "make_anchor_writer",
+    "write_steps",
     "build_writer_messages",
     "decision_from_reply",
     "check_failed_share",
@@ -159,7 +160,8 @@ class WriterCounts:
 class AnchorWriter(Protocol):
     """What names anchors: ``name`` (recorded in each anchor it names, empty fields for
     ``offline``), ``model`` (the model's name, or ``""``), ``counts`` and
-    ``write(candidate)``."""
+    ``write(candidate)``; a writer may also have ``write_many(candidates)`` (the
+    decisions in order) to answer many comparisons' candidates at once."""
 
     name: str
     model: str
@@ -287,6 +289,10 @@ class LLMAnchorWriter:
         The endpoint (retries with backoff on 429/5xx, the reply cache if it has one).
     max_tokens : int
         Tokens allowed for each reply.
+    concurrency : int
+        Requests in flight at once (:meth:`write_many`).
+    show_progress : bool
+        The client's progress bar over each round of :meth:`write_many`.
 
     Notes
     -----
@@ -294,39 +300,81 @@ class LLMAnchorWriter:
     (:func:`decision_from_reply`), counts as ``failed``; the candidate gives its rank to
     the next. An unreachable endpoint, a redirect or HTTP 401/403/404 stops the run
     (:class:`creagraph.core.llm.LLMError`): every later request would fail the same way.
-    Requests are sent one at a time: each one lists the anchors its comparison already
-    kept, which depend on the replies before it.
+    Within a comparison the requests go one after another (each lists the anchors the
+    comparison already kept, which depend on the replies before it);
+    :meth:`write_many` sends one request per comparison at once, ``concurrency`` in flight
+    (:meth:`creagraph.core.llm.ChatClient.map`, with its progress bar).
     """
 
     name = "llm"
 
-    def __init__(self, client: ChatClient, *, max_tokens: int = 200):
+    def __init__(self, client: ChatClient, *, max_tokens: int = 200, concurrency: int = 4,
+                 show_progress: bool = True):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         self.client = client
         self.model = client.model
         self.max_tokens = max_tokens
+        self.concurrency = concurrency
+        self.show_progress = show_progress
         self.counts = WriterCounts()
         self.sent = 0
         self.cached = 0
 
-    def write(self, candidate: AnchorCandidate) -> AnchorDecision:
-        from creagraph.core.llm import LLMError
+    def write_many(self, candidates: Sequence[AnchorCandidate]) -> list[AnchorDecision]:
+        """The decisions for ``candidates`` (of different comparisons), asked at once."""
+        from dataclasses import replace
 
+        from creagraph.core.llm import ChatRequest
+
+        sampling = self.client.sampling
+        if sampling.max_tokens is None:
+            sampling = replace(sampling, max_tokens=self.max_tokens)
+        result = self.client.map(
+            [ChatRequest(build_writer_messages(c), sampling=sampling) for c in candidates],
+            concurrency=self.concurrency, desc="anchor writer",
+            show_progress=self.show_progress and len(candidates) > 1)
+        self.cached += result.cached
+        self.sent += len(candidates) - result.cached
+        decisions = [AnchorDecision("failed", detail=f"{r.error_kind}: {r.error}")
+                     if r.error is not None else decision_from_reply(r.content)
+                     if r.content else AnchorDecision("failed", detail="empty: no message text")
+                     for r in result.replies]
+        for decision in decisions:
+            self.counts.add(decision)
+        return decisions
+
+    def write(self, candidate: AnchorCandidate) -> AnchorDecision:
+        """The decision for one candidate (:meth:`write_many` of one)."""
+        return self.write_many([candidate])[0]
+
+
+def write_steps(steps: Sequence[Generator[Any, Any, Any]], writer: AnchorWriter) -> list[Any]:
+    """Drive the anchor steps of many comparisons
+    (:func:`creagraph.tig.anchors.anchor_steps`) in lock step: each round asks the writer
+    about every comparison's next candidate at once (``write_many`` when it has one, else
+    ``write`` one by one) and sends each decision back. Returns each comparison's anchors,
+    in the order of ``steps``; the same anchors as driving each comparison alone."""
+    done: list[Any] = [None] * len(steps)
+    waiting: dict[int, AnchorCandidate] = {}
+
+    def advance(i: int, decision: AnchorDecision | None) -> None:
         try:
-            reply = self.client.complete(build_writer_messages(candidate),
-                                         max_tokens=self.max_tokens)
-        except LLMError as exc:
-            if exc.fatal:
-                raise
-            decision = AnchorDecision("failed", detail=f"{exc.kind}: {exc}")
-        else:
-            if reply.cached:
-                self.cached += 1
-            else:
-                self.sent += 1
-            decision = (decision_from_reply(reply.content) if reply.content
-                        else AnchorDecision("failed", detail="empty: no message text"))
-        self.counts.add(decision)
-        return decision
+            waiting[i] = next(steps[i]) if decision is None else steps[i].send(decision)
+        except StopIteration as stop:
+            done[i] = stop.value
+
+    for i in range(len(steps)):
+        advance(i, None)
+    while waiting:
+        order = sorted(waiting)
+        candidates = [waiting.pop(i) for i in order]
+        many = getattr(writer, "write_many", None)
+        decisions = many(candidates) if many is not None else [
+            writer.write(c) for c in candidates]
+        for i, decision in zip(order, decisions, strict=True):
+            advance(i, decision)
+    return done
 
 
 def check_failed_share(counts: WriterCounts, max_share: float = DEFAULT_MAX_FAILED_SHARE,
@@ -367,16 +415,17 @@ def offline_writer() -> OfflineWriter:
 
 
 def llm_writer(*, context: WriterContext, max_tokens: int = 200, retries: int = 3,
-               timeout: float = 60.0) -> LLMAnchorWriter:
+               timeout: float = 60.0, concurrency: int = 4) -> LLMAnchorWriter:
     """The ``llm`` writer: a chat model at ``--llm-base-url`` / ``--llm-model`` with the
-    shared reply cache (:func:`creagraph.core.llm.default_reply_cache_path`)."""
+    shared reply cache (:func:`creagraph.core.llm.default_reply_cache_path`);
+    ``concurrency`` requests in flight (one per comparison)."""
     from creagraph.core.llm import ChatClient, ReplyCache, default_reply_cache_path
 
     client = ChatClient.from_env(
         context.llm_base_url, context.llm_model, context.llm_api_key, retries=retries,
         timeout=timeout,
         cache=ReplyCache(default_reply_cache_path()) if context.cache else None)
-    return LLMAnchorWriter(client, max_tokens=max_tokens)
+    return LLMAnchorWriter(client, max_tokens=max_tokens, concurrency=concurrency)
 
 
 #: Anchor writers by name; ``module:attr`` names a user's writer (``name``, ``model``,

@@ -25,7 +25,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,8 @@ __all__ = [
     "label_share",
     "select_cliche_clusters",
     "anchors_for_population",
+    "anchor_steps",
+    "next_anchors",
     "anchor_from_dict",
     "write_anchors",
     "read_anchors",
@@ -1099,6 +1101,47 @@ def anchors_for_population(
     -------
     list of ChecklistAnchor
     """
+    steps = anchor_steps(
+        population, top_k=top_k, min_models=min_models, concept=concept, kind=kind,
+        label_similarity=label_similarity, brief_terms=brief_terms, brief=brief,
+        response_texts=response_texts, embedder=embedder, common=common, writer=writer)
+    if writer is None:  # the rules alone: the steps ask nothing
+        return next_anchors(steps)
+    from creagraph.tig.anchor_writer import write_steps
+
+    return write_steps([steps], writer)[0]
+
+
+def next_anchors(steps: Generator[Any, Any, list[ChecklistAnchor]]) -> list[ChecklistAnchor]:
+    """The anchors of ``steps`` (:func:`anchor_steps`) made without a writer."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("anchor steps without a writer asked for a decision")
+
+
+def anchor_steps(
+    population: Population,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    min_models: int = DEFAULT_MIN_MODELS,
+    concept: str | None = None,
+    kind: str = "visual",
+    label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+    brief_terms: frozenset[str] | None = None,
+    brief: str | None = None,
+    response_texts: Mapping[str, str] | None = None,
+    embedder: Any = None,
+    common: frozenset[str] | None = None,
+    writer: Any = None,
+) -> Generator[Any, Any, list[ChecklistAnchor]]:
+    """:func:`anchors_for_population` one cluster at a time: with a ``writer``, each
+    cluster the rules let through is yielded as an :class:`~creagraph.tig.anchor_writer.
+    AnchorCandidate` and the writer's :class:`~creagraph.tig.anchor_writer.AnchorDecision`
+    is sent back (:func:`creagraph.tig.anchor_writer.write_steps` drives many comparisons
+    at once); the anchors are the generator's return value. Without one it yields nothing.
+    """
     anchors: list[ChecklistAnchor] = []
     commons: frozenset[str] = common if common is not None else (
         common_words(population.task_id) if kind == "open" else frozenset())
@@ -1155,8 +1198,8 @@ def anchors_for_population(
         offline_labels: tuple[str, ...] = ()
         if writer is not None:
             asked += 1
-            decision = writer.write(_candidate(population, k, labels, kind, brief,
-                                               response_texts, answers, anchors))
+            decision = yield _candidate(population, k, labels, kind, brief,
+                                        response_texts, answers, anchors)
             if not decision.keep:
                 continue  # refused, or no usable reply: the next cluster takes the rank
             if decision.label and writer.name != "offline":

@@ -467,7 +467,7 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
     population; questions name ``concept`` (else each brief's own); ``writer`` keeps and
     names them (:mod:`creagraph.tig.anchor_writer`; default the offline rules; given
     one, the comparisons run in this process)."""
-    from creagraph.tig.anchors import anchors_for_population, core_ideas
+    from creagraph.tig.anchors import anchor_steps, core_ideas, next_anchors
     from creagraph.tig.brief import brief_concept, brief_terms, task_kind
     from creagraph.tig.l2mo import l2mo_results
     from creagraph.tig.population import build_population
@@ -475,15 +475,24 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
     config = config or TigConfig()
     if whole_population:
         found: list[Any] = []
+        steps = []
         for table in tables.values():
             first = table.responses[0]
             kind = task_kind(first.brief, first.family, first.kind)
-            found.extend(anchors_for_population(
+            step = anchor_steps(
                 build_population(table, None, config), top_k=top_k, min_models=min_models,
                 concept=brief_concept(first.brief, concept, kind), kind=kind,
                 brief_terms=brief_terms(first.brief, concept, instructions=True),
                 brief=first.brief, response_texts=core_ideas(table.responses),
-                writer=writer))
+                writer=writer)
+            if writer is None:
+                found.extend(next_anchors(step))
+            else:
+                steps.append(step)
+        if writer is not None:  # every task's next cluster asked at once
+            from creagraph.tig.anchor_writer import write_steps
+
+            found.extend(a for anchors in write_steps(steps, writer) for a in anchors)
         return AnchorRun(found, len(tables))
     run = AnchorRun([], 0)
     concepts = {t: concept for t in tables} if concept else None

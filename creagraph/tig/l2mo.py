@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creagraph.core.progress import progress
-from creagraph.tig.anchors import anchors_for_population, core_ideas
+from creagraph.tig.anchors import anchor_steps, anchors_for_population, core_ideas
 from creagraph.tig.atoms import AtomExtractor
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import (
@@ -146,12 +146,20 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
     concept = brief_concept(first.brief, concept, kind)
     texts = core_ideas(table.responses)
     results = []
-    for pair in pairs if pairs is not None else model_pairs(table.models):
-        population = l2mo_population(table, pair, config)
-        anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
-                                         concept=concept, kind=kind, brief_terms=terms,
-                                         brief=first.brief, response_texts=texts,
-                                         writer=writer)
+    populations = (l2mo_population(table, pair, config)
+                   for pair in (pairs if pairs is not None else model_pairs(table.models)))
+    options: dict[str, Any] = dict(top_k=top_k, min_models=min_models, concept=concept, kind=kind,
+                   brief_terms=terms, brief=first.brief, response_texts=texts)
+    found: Iterable[tuple[Population, list[ChecklistAnchor]]]
+    if writer is None:
+        found = ((p, anchors_for_population(p, **options)) for p in populations)
+    else:  # the writer is asked about every comparison's next cluster at once
+        from creagraph.tig.anchor_writer import write_steps
+
+        held = list(populations)
+        found = zip(held, write_steps(
+            [anchor_steps(p, writer=writer, **options) for p in held], writer), strict=True)
+    for population, anchors in found:
         note = ""
         if len(population.models) < min_models:
             note = (f"the reference population has {len(population.models)} model(s), "

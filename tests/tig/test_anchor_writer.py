@@ -68,8 +68,9 @@ def run(table, writer=None, top_k=TOP_K):
         response_texts=core_ideas(table.responses), writer=writer)
 
 
-def llm(server: ChatServer, **options) -> LLMAnchorWriter:
-    return LLMAnchorWriter(ChatClient(server.url, model="tiny", backoff=0.01, **options))
+def llm(server: ChatServer, concurrency: int = 1, **options) -> LLMAnchorWriter:
+    return LLMAnchorWriter(ChatClient(server.url, model="tiny", backoff=0.01, **options),
+                           concurrency=concurrency)
 
 
 # --------------------------------------------------------------------------- replies
@@ -292,3 +293,33 @@ def test_cli_l2mo_runs_in_process_and_resumes_from_the_reply_cache(responses_fil
     assert read_anchors(tmp_path / "b.jsonl") == found
     assert {a.comparison_key for a in found} == {"m1||m2", "m3||m4"}
     assert all(a.writer == "llm" and a.offline_labels for a in found)
+
+
+def test_comparisons_are_asked_at_once_with_the_same_anchors(calm_table, offline_extractor,
+                                                             embedder):
+    from creagraph.tig.anchor_writer import write_steps
+    from creagraph.tig.anchors import anchor_steps
+
+    other = calm_population(task_id="calm-2")[::-1]  # another task: its own comparison
+    (other_table,) = build_atom_tables(other, offline_extractor, embedder,
+                                       show_progress=False).values()
+
+    def script(body, n):
+        return Act("ok", content=json.dumps({"keep": True, "label": first_label(body)}),
+                   delay=0.2)
+
+    alone = []
+    with ChatServer(script) as server:
+        for table in (calm_table, other_table):
+            alone.append(run(table, llm(server)))
+        assert server.max_in_flight == 1
+    with ChatServer(script) as server:
+        writer = llm(server, concurrency=4)
+        steps = [anchor_steps(
+            build_population(t), top_k=TOP_K, min_models=2, concept="calm", kind="visual",
+            brief_terms=brief_terms(CALM_BRIEF, "calm", instructions=True), brief=CALM_BRIEF,
+            response_texts=core_ideas(t.responses), writer=writer)
+            for t in (calm_table, other_table)]
+        together = write_steps(steps, writer)
+        assert server.max_in_flight == 2 and len(server.requests) == 2 * TOP_K
+    assert together == alone and all(together)
