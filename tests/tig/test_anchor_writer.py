@@ -281,14 +281,14 @@ def test_cli_l2mo_runs_in_process_and_resumes_from_the_reply_cache(responses_fil
             return main(["tig", "anchors", str(responses_file), "--out", str(out), "--top-k",
                          "1", "--concept", "calm", "--writer", "llm", "--llm-base-url",
                          server.url, "--llm-model", "tiny", "--pair", "m1,m2", "--pair",
-                         "m3,m4", "--jobs", "2"])
+                         "m3,m4", "--jobs", "2", "--writer-arg", "concurrency=2"])
 
         assert anchors(tmp_path / "a.jsonl") == 0
         assert len(server.requests) == 2
         captured = capsys.readouterr()
         assert "--jobs 2 ignored" in captured.err and "asked 2, kept 2" in captured.out
         assert anchors(tmp_path / "b.jsonl") == 0  # a re-run asks nothing already answered
-        assert len(server.requests) == 2
+        assert len(server.requests) == 2 and server.max_in_flight <= 2
     found = read_anchors(tmp_path / "a.jsonl")
     assert read_anchors(tmp_path / "b.jsonl") == found
     assert {a.comparison_key for a in found} == {"m1||m2", "m3||m4"}
