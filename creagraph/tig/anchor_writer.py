@@ -226,8 +226,8 @@ def build_writer_messages(candidate: AnchorCandidate) -> list[dict[str, str]]:
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    """``text`` on one line, cut at a word boundary to at most ``limit`` characters (an
-    ellipsis marks a cut).
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters, then
+    an ellipsis marking the cut.
 
     Examples
     --------
@@ -237,7 +237,8 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
-    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    head = flat[: limit + 1]  # a word ending at the limit is kept whole
+    cut = head.rsplit(" ", 1)[0] if " " in head else flat[:limit]
     return cut.rstrip(" ,;:.") + "…"
 
 
