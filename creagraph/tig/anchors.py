@@ -25,11 +25,12 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from creagraph.tig.anchor_writer import CANDIDATE_FACTOR
 from creagraph.tig.brief import (
     _FUNCTION_WORDS,
     _NUMBER,
@@ -79,6 +80,8 @@ __all__ = [
     "label_share",
     "select_cliche_clusters",
     "anchors_for_population",
+    "anchor_steps",
+    "next_anchors",
     "anchor_from_dict",
     "write_anchors",
     "read_anchors",
@@ -1007,6 +1010,7 @@ def anchors_for_population(
     response_texts: Mapping[str, str] | None = None,
     embedder: Any = None,
     common: frozenset[str] | None = None,
+    writer: Any = None,
 ) -> list[ChecklistAnchor]:
     """Checklist anchors from a population's top cliché clusters, ranked 1..k.
 
@@ -1053,6 +1057,13 @@ def anchors_for_population(
         the shipped open-prompt background less this task's own answers
         (``common_words(population.task_id)``); for the other kinds none (the background
         is made of answers to open prompts).
+    writer : AnchorWriter, optional
+        Who keeps and names each cluster the rules let through
+        (:mod:`creagraph.tig.anchor_writer`); default the offline rules alone. A cluster
+        the writer refuses (or gets no usable reply for) gives its rank to the next; at
+        most :data:`~creagraph.tig.anchor_writer.CANDIDATE_FACTOR` × ``top_k`` clusters
+        are asked. A kept cluster is named by the writer's label, worded by
+        :func:`anchor_text`; the record keeps the offline labels it replaced.
 
     Notes
     -----
@@ -1090,6 +1101,47 @@ def anchors_for_population(
     -------
     list of ChecklistAnchor
     """
+    steps = anchor_steps(
+        population, top_k=top_k, min_models=min_models, concept=concept, kind=kind,
+        label_similarity=label_similarity, brief_terms=brief_terms, brief=brief,
+        response_texts=response_texts, embedder=embedder, common=common, writer=writer)
+    if writer is None:  # the rules alone: the steps ask nothing
+        return next_anchors(steps)
+    from creagraph.tig.anchor_writer import write_steps
+
+    return write_steps([steps], writer)[0]
+
+
+def next_anchors(steps: Generator[Any, Any, list[ChecklistAnchor]]) -> list[ChecklistAnchor]:
+    """The anchors of ``steps`` (:func:`anchor_steps`) made without a writer."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("anchor steps without a writer asked for a decision")
+
+
+def anchor_steps(
+    population: Population,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    min_models: int = DEFAULT_MIN_MODELS,
+    concept: str | None = None,
+    kind: str = "visual",
+    label_similarity: float = DEFAULT_LABEL_SIMILARITY,
+    brief_terms: frozenset[str] | None = None,
+    brief: str | None = None,
+    response_texts: Mapping[str, str] | None = None,
+    embedder: Any = None,
+    common: frozenset[str] | None = None,
+    writer: Any = None,
+) -> Generator[Any, Any, list[ChecklistAnchor]]:
+    """:func:`anchors_for_population` one cluster at a time: with a ``writer``, each
+    cluster the rules let through is yielded as an :class:`~creagraph.tig.anchor_writer.
+    AnchorCandidate` and the writer's :class:`~creagraph.tig.anchor_writer.AnchorDecision`
+    is sent back (:func:`creagraph.tig.anchor_writer.write_steps` drives many comparisons
+    at once); the anchors are the generator's return value. Without one it yields nothing.
+    """
     anchors: list[ChecklistAnchor] = []
     commons: frozenset[str] = common if common is not None else (
         common_words(population.task_id) if kind == "open" else frozenset())
@@ -1101,8 +1153,9 @@ def anchors_for_population(
     lead_answers: list[set[str]] = []  # the responses of each anchor's cluster
     named_words: list[set[str]] = []  # the words of each label an anchor names
     named_initials: set[str] = set()  # and their initials ("bjj", "mma")
+    asked = 0  # clusters the writer was asked about
     for k in ranked:
-        if len(anchors) >= top_k:
+        if len(anchors) >= top_k or (writer is not None and asked >= CANDIDATE_FACTOR * top_k):
             break
         atoms = population.cluster_atoms(k)
         answers = {a[1] for a in atoms}  # the responses of the cluster
@@ -1142,9 +1195,21 @@ def anchors_for_population(
         labels = tuple(dict.fromkeys(x for x in named if x not in already_named))
         if not labels:
             continue
+        offline_labels: tuple[str, ...] = ()
+        if writer is not None:
+            asked += 1
+            decision = yield _candidate(population, k, labels, kind, brief,
+                                        response_texts, answers, anchors)
+            if not decision.keep:
+                continue  # refused, or no usable reply: the next cluster takes the rank
+            if decision.label and writer.name != "offline":
+                offline_labels = labels
         already_named.update(labels)
         named_words.extend(set(_label_words(x)) for x in labels)
         named_initials.update(filter(None, map(label_initials, labels)))
+        if offline_labels:  # the writer's label names the anchor; the rules' stay recorded
+            labels = (decision.label,)
+            already_named.add(decision.label)
         if lead_vector is not None:
             lead_vectors.append(lead_vector)
             lead_answers.append(answers)
@@ -1172,9 +1237,29 @@ def anchors_for_population(
                 convergence=cluster.convergence,
                 model_share=cluster.model_share,
                 response_share=cluster.response_share,
+                **({} if not offline_labels else {
+                    "writer": writer.name, "writer_model": writer.model,
+                    "offline_labels": offline_labels, "writer_reason": decision.reason}),
             )
         )
     return anchors
+
+
+def _candidate(population: Population, k: int, labels: tuple[str, ...], kind: str,
+               brief: str | None, response_texts: Mapping[str, str] | None,
+               answers: set[str], anchors: Sequence[ChecklistAnchor]) -> Any:
+    """What a writer is shown of cluster ``k`` (:class:`~creagraph.tig.anchor_writer.
+    AnchorCandidate`): its first labels, excerpts of its answers, the anchors kept."""
+    from creagraph.tig.anchor_writer import AnchorCandidate, candidate_excerpts
+
+    cluster = population.clusters[k]
+    texts = [response_texts[r] for r in sorted(answers) if r in response_texts] \
+        if response_texts is not None else []
+    return AnchorCandidate(
+        task_id=population.task_id, comparison_key=population.comparison_key,
+        brief=brief or "", kind=kind, atom_type=cluster.type, labels=labels,
+        cluster_labels=tuple(cluster.labels[:5]), excerpts=candidate_excerpts(texts),
+        kept=tuple(a.labels[0] for a in anchors))
 
 
 def label_initials(label: str) -> str | None:

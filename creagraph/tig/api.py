@@ -460,11 +460,14 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
                  pairs: Sequence[tuple[str, str]] | None = None,
                  whole_population: bool = False, top_k: int = DEFAULT_TOP_K,
                  min_models: int = DEFAULT_MIN_MODELS, concept: str | None = None,
-                 jobs: int = 1, show_progress: bool = True) -> AnchorRun:
+                 jobs: int = 1, show_progress: bool = True,
+                 writer: Any = None) -> AnchorRun:
     """Checklist anchors (SPEC §4.6–4.7): leave-two-models-out for every model pair (or
     ``pairs``) with ``jobs`` worker processes, or one comparison per task of its whole
-    population; questions name ``concept`` (else each brief's own)."""
-    from creagraph.tig.anchors import anchors_for_population, core_ideas
+    population; questions name ``concept`` (else each brief's own); ``writer`` keeps and
+    names them (:mod:`creagraph.tig.anchor_writer`; default the offline rules; given
+    one, the comparisons run in this process)."""
+    from creagraph.tig.anchors import anchor_steps, core_ideas, next_anchors
     from creagraph.tig.brief import brief_concept, brief_terms, task_kind
     from creagraph.tig.l2mo import l2mo_results
     from creagraph.tig.population import build_population
@@ -472,20 +475,31 @@ def find_anchors(tables: Mapping[str, AtomTable], config: TigConfig | None = Non
     config = config or TigConfig()
     if whole_population:
         found: list[Any] = []
+        steps = []
         for table in tables.values():
             first = table.responses[0]
             kind = task_kind(first.brief, first.family, first.kind)
-            found.extend(anchors_for_population(
+            step = anchor_steps(
                 build_population(table, None, config), top_k=top_k, min_models=min_models,
                 concept=brief_concept(first.brief, concept, kind), kind=kind,
                 brief_terms=brief_terms(first.brief, concept, instructions=True),
-                brief=first.brief, response_texts=core_ideas(table.responses)))
+                brief=first.brief, response_texts=core_ideas(table.responses),
+                writer=writer)
+            if writer is None:
+                found.extend(next_anchors(step))
+            else:
+                steps.append(step)
+        if writer is not None:  # every task's next cluster asked at once
+            from creagraph.tig.anchor_writer import write_steps
+
+            found.extend(a for anchors in write_steps(steps, writer) for a in anchors)
         return AnchorRun(found, len(tables))
     run = AnchorRun([], 0)
     concepts = {t: concept for t in tables} if concept else None
     for result in l2mo_results(dict(tables), config, pairs=pairs, top_k=top_k,
                                min_models=min_models, concepts=concepts, n_jobs=jobs,
-                               skipped=run.skipped, show_progress=show_progress):
+                               skipped=run.skipped, show_progress=show_progress,
+                               writer=writer):
         run.anchors.extend(result.anchors)
         run.results.append(result)
         run.comparisons += 1

@@ -39,6 +39,7 @@ from creagraph.cliopts import (
     arguments_option,
     registry_option,
 )
+from creagraph.tig.anchor_writer import ANCHOR_WRITERS, DEFAULT_MAX_FAILED_SHARE
 from creagraph.tig.config import (
     DEFAULT_MIN_MODELS,
     DEFAULT_TOP_K,
@@ -376,34 +377,66 @@ def anchors(
     ] = DEFAULT_MIN_MODELS,
     concept: ConceptOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", help="Worker processes for L2MO.")] = 1,
+    writer: Annotated[str, registry_option(
+        "--writer", ANCHOR_WRITERS, "Who keeps and names each anchor: offline rules, or a "
+        "chat model (--llm-base-url/--llm-model) that vets and names each cluster "
+        "(MODULE:ATTR: your own; arguments: --writer-arg).")] = "offline",
+    writer_arg: Annotated[list[str] | None,
+                          arguments_option("--writer-arg", "--writer")] = None,
+    writer_max_failed: Annotated[float, typer.Option(
+        "--writer-max-failed", help="Write no anchors when more than this share of the "
+        "clusters asked got no usable reply from the writer.")] = DEFAULT_MAX_FAILED_SHARE,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="--writer llm: do not read or write the reply cache "
+        "($CREAGRAPH_CACHE_DIR/llm-replies.sqlite).")] = False,
     *,
     shared: _Shared,
 ) -> None:
     """Checklist anchors, leave-two-models-out per model pair (or whole population)."""
+    from creagraph.cliopts import key_values
     from creagraph.core.io import InputError
     from creagraph.core.outdir import check_output_file, claim_output_file
+    from creagraph.tig.anchor_writer import WriterContext, check_failed_share, make_anchor_writer
     from creagraph.tig.anchors import write_anchors
     from creagraph.tig.api import check_min_models, check_pairs, find_anchors, parse_pairs
 
     if min_models < 1:  # before any work
         raise InputError("--min-models must be at least 1")
+    if not 0.0 <= writer_max_failed <= 1.0:
+        raise InputError("--writer-max-failed must be a share between 0 and 1")
     check_output_file(out, "tig anchors", inputs=shared.inputs(responses))
+    named_by = None if writer == "offline" else make_anchor_writer(
+        writer, context=WriterContext(shared.llm_base_url, shared.llm_model,
+                                      _key(shared.llm_api_key, shared.llm_api_key_env),
+                                      cache=not no_cache),
+        writer_args=key_values(writer_arg, "--writer-arg"))
+    if named_by is not None and jobs > 1:
+        _warn(f"--jobs {jobs} ignored: --writer {writer} runs the comparisons in this process")
     population = shared.load(responses)
     pairs = parse_pairs(pair)
     tables = shared.tables(population, concept)
     check_pairs(pairs, tables)
     check_min_models(min_models, tables, whole_population)
     run = find_anchors(tables, shared.config(), pairs=pairs, whole_population=whole_population,
-                       top_k=top_k, min_models=min_models, concept=concept, jobs=jobs)
+                       top_k=top_k, min_models=min_models, concept=concept, jobs=jobs,
+                       writer=named_by)
     found, comparisons, skipped, notes = run.anchors, run.comparisons, run.skipped, run.notes
     for task_id, reason in sorted(skipped.items()):
         _warn(f"task {task_id!r} skipped: {reason}")
     for note, count in sorted(notes.items()):
         _warn(f"{count} comparison(s) without anchors: {note}")
+    own: dict[str, Any] = {}
+    if named_by is not None:  # the offline default records what it always did
+        typer.echo(f"anchor writer {named_by.name} ({named_by.model or 'no model'}): "
+                   f"{named_by.counts.line()}")
+        check_failed_share(named_by.counts, writer_max_failed, writer=named_by.name)
+        own = {"writer": writer, "writer_arg": writer_arg, "writer_model": named_by.model,
+               "writer_max_failed": writer_max_failed,
+               "writer_counts": named_by.counts.as_dict()}
     with claim_output_file(out, "tig anchors", inputs=shared.inputs(responses),
                            fingerprint=shared.fingerprint(
                                responses, pair=pair, whole_population=whole_population,
-                               top_k=top_k, min_models=min_models, concept=concept)):
+                               top_k=top_k, min_models=min_models, concept=concept, **own)):
         write_anchors(out, found)
     if not found:
         _warn("no anchors written"

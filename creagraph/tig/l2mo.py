@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from creagraph.core.progress import progress
-from creagraph.tig.anchors import anchors_for_population, core_ideas
+from creagraph.tig.anchors import anchor_steps, anchors_for_population, core_ideas
 from creagraph.tig.atoms import AtomExtractor
 from creagraph.tig.config import DEFAULT_MIN_MODELS, DEFAULT_TOP_K
 from creagraph.tig.population import (
@@ -137,7 +137,7 @@ class L2MOResult:
 
 def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
                   config: TigConfig, top_k: int, min_models: int,
-                  concept: str | None) -> list[L2MOResult]:
+                  concept: str | None, writer: Any = None) -> list[L2MOResult]:
     from creagraph.tig.brief import brief_concept, brief_terms, task_kind
 
     first = table.responses[0]
@@ -146,11 +146,20 @@ def _task_results(table: AtomTable, pairs: Sequence[tuple[str, str]] | None,
     concept = brief_concept(first.brief, concept, kind)
     texts = core_ideas(table.responses)
     results = []
-    for pair in pairs if pairs is not None else model_pairs(table.models):
-        population = l2mo_population(table, pair, config)
-        anchors = anchors_for_population(population, top_k=top_k, min_models=min_models,
-                                         concept=concept, kind=kind, brief_terms=terms,
-                                         brief=first.brief, response_texts=texts)
+    populations = (l2mo_population(table, pair, config)
+                   for pair in (pairs if pairs is not None else model_pairs(table.models)))
+    options: dict[str, Any] = dict(top_k=top_k, min_models=min_models, concept=concept, kind=kind,
+                   brief_terms=terms, brief=first.brief, response_texts=texts)
+    found: Iterable[tuple[Population, list[ChecklistAnchor]]]
+    if writer is None:
+        found = ((p, anchors_for_population(p, **options)) for p in populations)
+    else:  # the writer is asked about every comparison's next cluster at once
+        from creagraph.tig.anchor_writer import write_steps
+
+        held = list(populations)
+        found = zip(held, write_steps(
+            [anchor_steps(p, writer=writer, **options) for p in held], writer), strict=True)
+    for population, anchors in found:
         note = ""
         if len(population.models) < min_models:
             note = (f"the reference population has {len(population.models)} model(s), "
@@ -187,6 +196,7 @@ def l2mo_results(
     n_jobs: int = 1,
     show_progress: bool = True,
     skipped: dict[str, str] | None = None,
+    writer: Any = None,
 ) -> Iterator[L2MOResult]:
     """L2MO anchors for every task and model pair (or the given ``pairs``).
 
@@ -212,6 +222,9 @@ def l2mo_results(
         than three models, or no given pair among its models); the other tasks are
         still yielded. Anchor questions name each task's concept read from its brief
         (``concepts`` overrides it) and are worded for its kind (visual or use task).
+    writer : AnchorWriter, optional
+        Who keeps and names the anchors (see :func:`~creagraph.tig.anchors.
+        anchors_for_population`); given one, every task runs in this process.
 
     Yields
     ------
@@ -239,7 +252,7 @@ def l2mo_results(
                     skipped[task_id] = "no requested pair has both models in this task"
                 continue
         jobs.append((task_id, task_pairs, config, top_k, min_models, concepts.get(task_id)))
-    if n_jobs > 1 and len(jobs) > 1:
+    if n_jobs > 1 and len(jobs) > 1 and writer is None:
         # "spawn": fresh interpreters, so no lock or thread pool (torch, BLAS, sqlite) of
         # this process is inherited half-held, as can happen with "fork"
         context = multiprocessing.get_context("spawn")
@@ -252,4 +265,4 @@ def l2mo_results(
         return
     for job in progress(jobs, total=len(jobs), desc="L2MO anchors", unit="task") \
             if show_progress else jobs:
-        yield from _task_results(tables[job[0]], *job[1:])
+        yield from _task_results(tables[job[0]], *job[1:], writer=writer)

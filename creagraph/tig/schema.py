@@ -337,9 +337,21 @@ class ChecklistAnchor:
     #: the two shares ``coverage`` combines (:func:`creagraph.tig.cliche.coverage_share`)
     model_share: float = 0.0
     response_share: float = 0.0
+    #: who named it (:mod:`creagraph.tig.anchor_writer`): empty for the offline rules
+    #: (and then left out of :meth:`to_dict`); else the writer, its model, the labels the
+    #: offline rules named (replaced by the writer's) and the writer's reason
+    writer: str = ""
+    writer_model: str = ""
+    offline_labels: tuple[str, ...] = ()
+    writer_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
+        if not self.writer:
+            for key in ("writer", "writer_model", "offline_labels", "writer_reason"):
+                del record[key]
+        else:
+            record["offline_labels"] = list(record["offline_labels"])
         for key in ("labels", "canonical_ids", "atom_ids", "response_ids", "reference_models",
                     "cluster_models"):
             record[key] = list(record[key])
