@@ -268,3 +268,14 @@ def test_full_disk(tmp_path, store_dir, slice_path):
     # nothing half-written is left behind: no store, no build folder, no temporary file
     listing = done.stdout.split()
     assert not any(name.startswith((".store", "store", ".q.jsonl")) for name in listing), listing
+
+
+def test_python_dash_m_runs_the_command_line():
+    """`python -m creagraph` is the console script: same help, same exit status on a
+    mistyped command."""
+    ok = subprocess.run([sys.executable, "-m", "creagraph", "--help"], capture_output=True,
+                        text=True, cwd=ROOT, timeout=120)
+    assert ok.returncode == 0 and "tig" in ok.stdout and "score" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "creagraph", "scroe"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error:")

@@ -121,13 +121,16 @@ class AnchorDecision:
 
 @dataclass
 class WriterCounts:
-    """Clusters asked, kept, refused and failed over a writer's run (failures by cause)."""
+    """Clusters asked, kept, refused and failed over a writer's run (failures by cause);
+    ``overruled``: kept by the writer under a label the offline rules refuse (it restates
+    the brief or names nothing), so the cluster gave its rank to the next."""
 
     asked: int = 0
     kept: int = 0
     refused: int = 0
     failed: int = 0
     failures: dict[str, int] = field(default_factory=dict)
+    overruled: int = 0
 
     def add(self, decision: AnchorDecision) -> None:
         self.asked += 1
@@ -146,7 +149,8 @@ class WriterCounts:
 
     def as_dict(self) -> dict[str, Any]:
         return {"asked": self.asked, "kept": self.kept, "refused": self.refused,
-                "failed": self.failed, "failures": dict(sorted(self.failures.items()))}
+                "failed": self.failed, "failures": dict(sorted(self.failures.items())),
+                "overruled": self.overruled}
 
     def line(self) -> str:
         """``asked 12, kept 8, refused 3, failed 1 (not_json 1)``."""
@@ -154,6 +158,8 @@ class WriterCounts:
                 f"failed {self.failed}")
         if self.failures:
             text += " (" + ", ".join(f"{k} {n}" for k, n in sorted(self.failures.items())) + ")"
+        if self.overruled:
+            text += f"; {self.overruled} kept label(s) overruled by the rules"
         return text
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from creagraph.tig.anchor_writer import CANDIDATE_FACTOR
+from creagraph.tig.anchor_writer import CANDIDATE_FACTOR, WriterCounts
 from creagraph.tig.brief import (
     _FUNCTION_WORDS,
     _NUMBER,
@@ -1063,7 +1063,10 @@ def anchors_for_population(
         the writer refuses (or gets no usable reply for) gives its rank to the next; at
         most :data:`~creagraph.tig.anchor_writer.CANDIDATE_FACTOR` × ``top_k`` clusters
         are asked. A kept cluster is named by the writer's label, worded by
-        :func:`anchor_text`; the record keeps the offline labels it replaced.
+        :func:`anchor_text`; the record keeps the offline labels it replaced. A label
+        the rules themselves refuse (it restates the brief, is a filler or a word common
+        to other prompts) is overruled (counted in ``writer.counts.overruled``) and the
+        cluster gives its rank to the next.
 
     Notes
     -----
@@ -1203,6 +1206,12 @@ def anchor_steps(
             if not decision.keep:
                 continue  # refused, or no usable reply: the next cluster takes the rank
             if decision.label and writer.name != "offline":
+                if restates(decision.label) or nameable(decision.label) is None:
+                    # the model named the brief, a filler or a common word: the rules win
+                    counts = getattr(writer, "counts", None)
+                    if isinstance(counts, WriterCounts):
+                        counts.overruled += 1
+                    continue
                 offline_labels = labels
         already_named.update(labels)
         named_words.extend(set(_label_words(x)) for x in labels)

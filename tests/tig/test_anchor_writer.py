@@ -140,7 +140,7 @@ def test_kept_labels_are_worded_by_kind_with_provenance(calm_table, tmp_path):
     # each request lists the anchors kept before it
     assert "(none yet)" in prompt_of(bodies[0]) and "- idea 0" in prompt_of(bodies[1])
     assert writer.counts.as_dict() == {"asked": 2, "kept": 2, "refused": 0, "failed": 0,
-                                       "failures": {}}
+                                       "failures": {}, "overruled": 0}
     path = tmp_path / "anchors.jsonl"
     write_anchors(path, found)
     assert read_anchors(path) == found
@@ -154,6 +154,21 @@ def test_a_refused_cluster_gives_its_rank_to_the_next(calm_table):
     assert [a.cluster_id for a in found] == [a.cluster_id for a in plain[1:]]
     assert [a.rank for a in found] == [1, 2]
     assert (writer.counts.asked, writer.counts.refused, writer.counts.kept) == (3, 1, 2)
+
+
+def test_a_label_restating_the_brief_is_overruled_by_the_rules(calm_table):
+    """The model keeps the first cluster under the brief's own concept ("calm") or a
+    filler ("thing"): the rules overrule it and the next cluster takes the rank."""
+    plain = run(calm_table, top_k=TOP_K + 2)
+    bad = {0: "calm", 1: "thing"}
+    with ChatServer(lambda body, n: keep(bad[n]) if n in bad else keep(first_label(body))
+                    ) as server:
+        writer = llm(server)
+        found = run(calm_table, writer)
+    assert [a.cluster_id for a in found] == [a.cluster_id for a in plain[2:]]
+    assert all(a.labels[0] not in bad.values() for a in found)
+    assert (writer.counts.asked, writer.counts.kept, writer.counts.overruled) == (4, 4, 2)
+    assert "2 kept label(s) overruled by the rules" in writer.counts.line()
 
 
 def test_refusals_stop_at_the_candidate_bound(calm_table):
