@@ -86,7 +86,12 @@ from creagraph.tig.brief import (  # noqa: E402
     task_kind,
     word_stem,
 )
-from creagraph.tig.calibration import PromptData, leave_one_prompt_out  # noqa: E402
+from creagraph.tig.calibration import (  # noqa: E402
+    PromptData,
+    centred_unit,
+    fit_kind_models,
+    leave_one_prompt_out,
+)
 from creagraph.tig.score import knn_distance, rarity_value  # noqa: E402
 
 SHARE = 0.15
@@ -403,6 +408,29 @@ def lopo_probe(features: dict[str, dict[str, np.ndarray]], ratings: dict[str, np
     return [spearman(predicted[p], ratings[p]) for p in sorted(features)]
 
 
+def calibration_by_study(features: dict[str, dict[str, np.ndarray]],
+                         ratings: dict[str, np.ndarray], vectors: dict[str, np.ndarray],
+                         kinds: dict[str, str], studies: dict[str, set[str]] | None
+                         ) -> tuple[list[float], list[str]]:
+    """The shipped calibration's model (raw ``D``, ``R``, ``concept``; probe for a kind with
+    ≥ 3 training prompts) per held-out prompt, fitted on the other prompts — all of them
+    (``studies=None``: LOPO) or those sharing no source study with it; also, per fold,
+    whether the held-out prompt's model had a probe."""
+    data = {p: PromptData(kinds[p], np.column_stack([features[p][f]
+                                                     for f in ("D", "R", "concept")]),
+                          ratings[p], vectors[p]) for p in features}
+    found, probed = [], []
+    for held in sorted(features):
+        train = {p: d for p, d in data.items() if p != held
+                 and not (studies and studies[p] & studies[held])}
+        model = fit_kind_models(train, sorted(set(kinds.values())))[kinds[held]]
+        vecs = centred_unit(data[held].vectors) if model.probe is not None else None
+        found.append(spearman(model.rating(data[held].features, vecs), ratings[held]))
+        probed.append(f"{held} {'probe' if model.probe is not None else 'no probe'} "
+                      f"({len(train)} prompts)")
+    return found, probed
+
+
 def _row(label: str, per: list[float], prompts: list[str], kinds: dict[str, str],
          plain: float) -> str:
     def mean_of(kind: str | None) -> str:
@@ -486,6 +514,14 @@ def main() -> None:
     for names in PROBE_SETS:
         print(_row("probe + " + " + ".join(names),
                    lopo_probe(features, ratings, vectors, kinds, names), prompts, kinds, plain))
+    print("the shipped calibration's model (D, R, concept unscaled; probe for uses with ≥ 3 "
+          "training use prompts):")
+    print(header)
+    for title, by_study in (("LOPO", None), ("leave-study-out", studies)):
+        per, probed = calibration_by_study(features, ratings, vectors, kinds, by_study)
+        print(_row(f"calibration, {title}", per, prompts, kinds, plain))
+        if by_study:
+            print("    folds: " + "; ".join(probed))
     print(f"total {time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} CPU-s")
 
 
