@@ -201,16 +201,17 @@ PATH_K = 10               # neighbours per node in the semantic network of (c)
 
 
 def strip_object(answer: str, word: str) -> str:
-    """The answer with the prompt's object word (and its inflections) removed; "it" when
-    nothing is left ("use a rope as a belt" → "use a as a belt")."""
+    """The answer with the prompt's object word (and its inflections) removed — whole words
+    and hyphen parts, not compounds ("shoelace" stays); "it" when nothing is left ("use a
+    rope as a belt" → "use a as a belt")."""
     word = word.lower()
     stems = {word_stem(word), word_stem(word + "s"), word_stem(word + "es")}
     if word.endswith("fe") or word.endswith("f"):
         stems.add(word_stem(word.rstrip("e").rstrip("f") + "ves"))
-    kept = [t for t in answer.split()
-            if not (re.sub(r"[^\w]", "", t.lower()).startswith(word)
-                    or word_stem(re.sub(r"[^\w]", "", t.lower())) in stems)]
-    return " ".join(kept) or "it"
+    kept = [t for t in re.split(r"[\s-]+", answer)
+            if re.sub(r"[^\w]", "", t.lower()) != word
+            and word_stem(re.sub(r"[^\w]", "", t.lower())) not in stems]
+    return " ".join(t for t in kept if t) or "it"
 
 
 def _threshold_edges(unit: np.ndarray, tau: float, block: int = 1024
