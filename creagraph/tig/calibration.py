@@ -49,6 +49,16 @@ the embedder's dimension, when the run's τ or ρ differ from those it was fitte
 when a task's kind is not one it was fitted on (visual briefs, open prompts and
 consequences tasks are never calibrated: there are no human ratings of them here).
 
+Validity
+--------
+On the nine dev prompts the shipped file agrees with human originality at mean Spearman
+0.535 leave-one-prompt-out, against 0.481 for the plain distance; fitted only on prompts of
+*other rating studies* than the held-out one (leave-study-out: five of the nine prompts come
+from one study) it reads 0.474, no better than the plain distance
+(``benchmarks/novelty_graph_features.py``, ``benchmarks/RESULTS.md``, session 9). The gain
+is the probe's and depends on the raters' study: use it for answers rated like the dev
+studies' and compare with the uncalibrated score before trusting it elsewhere.
+
 Examples
 --------
 >>> x = {"a": np.array([[0.2, 0.1, 0.5], [0.6, 0.9, 0.7]]),

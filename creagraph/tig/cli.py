@@ -482,7 +482,9 @@ def score(
     ] = None,
     calibrated: Annotated[
         bool, typer.Option("--calibrated", help="Novelty from the calibration fitted on "
-                           "human originality ratings (uses and instances tasks only).")
+                           "human originality ratings (uses and instances tasks only; it beats "
+                           "the plain distance leave-one-prompt-out, not when fitted on other "
+                           "rating studies: see benchmarks/RESULTS.md).")
     ] = False,
     calibration: Annotated[
         Path | None, typer.Option("--calibration", help="Calibration file for --calibrated "
