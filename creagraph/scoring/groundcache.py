@@ -8,7 +8,9 @@ in an SQLite file beside the embedding cache (``grounding.sqlite`` in
 :func:`~creagraph.core.embeddings.default_cache_dir`), so a warm kg-judged run reads its
 verdicts the way the stored judge reads its vectors.
 
-A verdict is cached under the SHA-256 of
+A verdict is kept in the typed columns of one row of the table ``triple_verdicts`` (its
+evidence as JSON), under its context and its triple (issue 31: a warm run decodes only the
+evidence, and the key is the triple's text, not a hash). The context is the SHA-256 of
 
 - :data:`GROUNDING_VERSION` (bumped whenever grounding or linking logic changes),
 - the graph's identity: the SHA-256 of its store's ``meta.json`` (which records every
@@ -20,7 +22,11 @@ A verdict is cached under the SHA-256 of
   property-name table is made from besides the graph) and the embedder's name (model and
   precision), and the catalogues grounding reads (relation phrases, inverse, symmetric,
   complete and containment properties),
-- the triple's text as given and the query entities its ends are tied to.
+
+kept once in the table ``contexts`` (a row's ``context`` is its number there); the
+triple's key is its text as given and the query entities its ends are tied to
+(:meth:`GroundingCache.triple_key`). Verdicts kept by earlier versions (a JSON blob per
+SHA-256 key in the table ``verdicts``) are not read: such a cache is read cold once.
 
 The entity linker's links are kept the same way (the grounder shares its cache with its
 entity linker), under the graph's identity, the linker's settings and the mention's text:
@@ -70,6 +76,22 @@ __all__ = [
 GROUNDING_VERSION = 4
 
 _TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
+#: The triple verdicts' tables (issue 31): each context once, each verdict in typed columns.
+_VERDICT_TABLES = (
+    "CREATE TABLE IF NOT EXISTS contexts (id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE IF NOT EXISTS triple_verdicts (context INTEGER NOT NULL, triple BLOB NOT NULL,"
+    " status TEXT NOT NULL, reason TEXT NOT NULL, subject TEXT, property TEXT, object TEXT,"
+    " class_size_subjects INTEGER, class_size_objects INTEGER, specificity INTEGER,"
+    " evidence TEXT NOT NULL, PRIMARY KEY (context, triple)) WITHOUT ROWID",
+)
+_VERDICT_COLUMNS = (
+    "status, reason, subject, property, object, class_size_subjects, class_size_objects, "
+    "specificity, evidence"
+)
+_STATUSES = frozenset({"verified", "refuted", "unknown"})
+#: Decodes one JSON value, the end checked by the caller (``json.loads`` without its two
+#: whitespace scans: a warm run decodes ~3,600 evidence records).
+_DECODE = json.JSONDecoder().raw_decode
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call (which
 #: ``json.dumps`` does for any non-default option: a third of a warm run's key cost).
@@ -194,8 +216,12 @@ class GroundingCache:
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
         except (OSError, sqlite3.Error) as exc:
             raise self._error(exc) from exc
+        self._contexts: dict[str, int] = {}
         try:
             _open_cache_tables(self._conn, table=_TABLE)
+            with self._conn:
+                for table in _VERDICT_TABLES:
+                    self._conn.execute(table)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._error(exc) from exc
@@ -213,6 +239,93 @@ class GroundingCache:
         :func:`linker_context`)."""
         text = _ENCODER.encode([context, list(triple), list(ids)])
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+    @staticmethod
+    def triple_key(triple: tuple[str, str, str], ids: tuple[str | None, ...]) -> bytes:
+        """The key of one triple's verdict within its context: the three texts as given,
+        each after its length, and the query entities its ends are tied to (each after its
+        length, or nothing for ``None``), in UTF-8 (lone surrogates kept). Unambiguous: two
+        different ``(triple, ids)`` never share a key
+        (``tests/scoring/test_groundcache.py``)."""
+        head, relation, tail = triple
+        text = f"{len(head)}:{len(relation)}:{len(tail)}:{head}{relation}{tail}" + "".join(
+            "/" if i is None else f"/{len(i)}:{i}" for i in ids
+        )
+        return text.encode("utf-8", "surrogatepass")
+
+    def context_id(self, context: str) -> int:
+        """The number of ``context`` (:func:`grounding_context`) in the table ``contexts``,
+        added there when new."""
+        number = self._contexts.get(context)
+        if number is None:
+            try:
+                with self._lock, self._conn:
+                    add = "INSERT OR IGNORE INTO contexts (digest) VALUES (?)"
+                    self._conn.execute(add, (context,))
+                    row = self._conn.execute(
+                        "SELECT id FROM contexts WHERE digest = ?", (context,)
+                    ).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise self._error(exc) from exc
+            if row is None or type(row[0]) is not int:
+                raise self._error(ValueError(f"no number for context {context}"))
+            number = self._contexts[context] = row[0]
+        return number
+
+    def get_verdicts(
+        self, context: str, keys: Iterable[bytes], *, chunk: int = 500
+    ) -> dict[bytes, dict[str, Any]]:
+        """The fields (:meth:`~creagraph.scoring.grounding.TripleGrounding.fields`) of the
+        verdicts kept under ``context`` for those of ``keys`` (:meth:`triple_key`) found,
+        read in one query per ``chunk`` keys; a key absent counts as a miss, one found as a
+        hit. A row that is not a verdict is reported as a damaged cache naming the file."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[bytes, dict[str, Any]] = {}
+        if not wanted:
+            return found
+        number = self.context_id(context)
+        try:
+            for start in range(0, len(wanted), chunk):
+                part = wanted[start : start + chunk]
+                query = (
+                    f"SELECT triple, {_VERDICT_COLUMNS} FROM triple_verdicts WHERE context = ?"
+                    f" AND triple IN ({','.join('?' * len(part))})"
+                )
+                with self._lock:
+                    rows = self._conn.execute(query, (number, *part)).fetchall()
+                for row in rows:
+                    found[bytes(row[0])] = _verdict_fields(row)
+        except (sqlite3.DatabaseError, ValueError, TypeError, IndexError) as exc:
+            raise self._error(exc) from exc
+        self.hits += len(found)
+        self.misses += len(wanted) - len(found)
+        return found
+
+    def put_verdict(self, context: str, key: bytes, fields: Mapping[str, Any]) -> None:
+        """Keep a verdict's fields under ``context`` and ``key`` (:meth:`triple_key`)."""
+        number = self.context_id(context)
+        row = (
+            number,
+            key,
+            fields["status"],
+            fields["reason"],
+            fields["subject"],
+            fields["property"],
+            fields["object"],
+            fields["class_size_subjects"],
+            fields["class_size_objects"],
+            fields["specificity"],
+            _ENCODER.encode(fields["evidence"]),
+        )
+        try:
+            with self._lock, self._conn:
+                self._conn.execute(
+                    f"INSERT OR REPLACE INTO triple_verdicts (context, triple, {_VERDICT_COLUMNS})"
+                    f" VALUES ({','.join('?' * len(row))})",
+                    row,
+                )
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from exc
 
     def get(self, key: bytes) -> Any:
         """What :meth:`put` stored under ``key``, or ``None``."""
@@ -264,6 +377,33 @@ class GroundingCache:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _verdict_fields(row: tuple) -> dict[str, Any]:
+    """A ``triple_verdicts`` row (its key first) as a verdict's fields; ``ValueError`` for
+    a row no verdict was written as."""
+    _, status, reason, subject, prop, obj, size_s, size_o, spec, text = row
+    evidence, end = _DECODE(text)
+    if (
+        status not in _STATUSES
+        or type(reason) is not str
+        or type(evidence) is not dict
+        or end != len(text)
+        or not all(v is None or type(v) is str for v in (subject, prop, obj))
+        or not all(v is None or type(v) is int for v in (size_s, size_o, spec))
+    ):
+        raise ValueError(f"not a triple verdict: {row[1:9]}")
+    return {
+        "status": status,
+        "reason": reason,
+        "subject": subject,
+        "property": prop,
+        "object": obj,
+        "class_size_subjects": size_s,
+        "class_size_objects": size_o,
+        "specificity": spec,
+        "evidence": evidence,
+    }
 
 
 def default_grounding_cache(

@@ -151,17 +151,22 @@ def test_a_batched_read_returns_what_single_reads_return(store_dir, tmp_path):
     kg = EmbeddedKG(store_dir)
     context = {"douglas adams": "Q42"}
     cold = [_grounder(kg, cache).ground(*t, context=context) for t in _TRIPLES if all(t)]
-    keys = [bytes(k) for (k,) in cache._conn.execute("SELECT key FROM verdicts")]
-    assert len(keys) > 5
-    absent = [GroundingCache.key("no such context", ("a", "b", str(i)), ()) for i in range(3)]
+    ctx = grounding_context(_grounder(kg, cache))
+    assert ctx is not None
+    keys = [bytes(k) for (k,) in cache._conn.execute("SELECT triple FROM triple_verdicts")]
+    assert len(keys) == 4  # the 4 well-formed triples, each by a grounder of its own
+    absent = [GroundingCache.triple_key(("a", "b", str(i)), ()) for i in range(3)]
     mixed = [absent[0], *keys, absent[1], keys[0], absent[2]]
     before = (cache.hits, cache.misses)
-    found = cache.get_many(mixed, chunk=2)  # several chunks, a repeated key
+    found = cache.get_verdicts(ctx, mixed, chunk=2)  # several chunks, a repeated key
     assert (cache.hits - before[0], cache.misses - before[1]) == (len(keys), 3)
     assert set(found) == set(keys)
-    assert all(found[k] == cache.get(k) for k in keys)
-    assert all(cache.get(k) is None for k in absent)
-    assert cache.get_many([]) == {}
+    assert all(found[k] == cache.get_verdicts(ctx, [k])[k] for k in keys)
+    distinct = {(g.status, g.reason, g.subject, g.property, g.object) for g in cold}
+    assert {(f["status"], f["reason"], f["subject"], f["property"], f["object"])
+            for f in found.values()} == distinct  # fmt: skip
+    assert cache.get_verdicts(ctx, []) == {}
+    assert cache.get_verdicts("another context", keys) == {}  # kept per context
     # a grounder that prefetches reads every verdict at once and grounds nothing again
     warm = _grounder(kg, cache)
     before = (cache.hits, cache.misses)
@@ -177,6 +182,81 @@ def test_a_batched_read_returns_what_single_reads_return(store_dir, tmp_path):
     assert cache.misses == misses + 3
     assert [other.ground(*t, context=context) for t in _TRIPLES if all(t)] == cold
     assert cache.misses == misses + 3  # the misses prefetch counted are not asked again
+    rows = cache._conn.execute("SELECT COUNT(*), COUNT(DISTINCT context) FROM triple_verdicts")
+    assert rows.fetchone() == (7, 2)  # kept under the prefetched keys, once each
+
+
+def test_the_triple_keys_are_unambiguous():
+    """Issue 31: a verdict's key is the triple's text and the ends' query entities, not a
+    hash; two different triples (or ties) must never share one."""
+    cases = [
+        (("ab", "c", "d"), (None, None)),
+        (("a", "bc", "d"), (None, None)),
+        (("a", "b", "cd"), (None, None)),
+        (("a", "b", "c"), ("Q1", None)),
+        (("a", "b", "c"), (None, "Q1")),
+        (("a", "b", "c"), ("Q1", "Q1")),
+        (("a", "b", "c"), (None, None)),
+        (("a", "b", "c"), ()),
+        (("a", "b", "c"), ("",)),
+        (("a", "b", "c/1:Q"), (None,)),
+        (("a", "b", "c"), ("Q", None)),
+        (("1:a", "b", "c"), ()),
+        (("a", "b", "c\ud800"), ()),
+        (("a", "b", "c\udc00"), ()),
+        (("Penélope Cruz", 'say "hi"', "\u2028 \ud800"), ()),
+    ]
+    keys = [GroundingCache.triple_key(t, i) for t, i in cases]
+    assert len(set(keys)) == len(cases)
+    assert keys == [GroundingCache.triple_key(t, i) for t, i in cases]  # the same each time
+
+
+def test_a_damaged_verdict_row_is_a_clear_error_naming_the_file(store_dir, tmp_path):
+    from creagraph.core.io import InputError
+
+    path = tmp_path / "grounding.sqlite"
+    cache = GroundingCache(path)
+    kg = EmbeddedKG(store_dir)
+    verdict = _grounder(kg, cache).ground(*_TRIPLES[0])
+    for column, value in (
+        ("evidence", '{"backend": '),  # not JSON
+        ("evidence", '{"a": 1} {"b": 2}'),  # more than one value
+        ("evidence", "[1, 2]"),  # not an object
+        ("status", "maybe"),
+        ("specificity", "many"),
+        ("subject", b"Q42"),  # a blob (TEXT affinity keeps a number as its text)
+    ):
+        broken = GroundingCache(path)
+        with broken._conn:
+            broken._conn.execute(
+                f"UPDATE triple_verdicts SET {column} = ?", (value,)  # noqa: S608
+            )
+        with pytest.raises(InputError) as info:
+            _grounder(kg, broken).ground(*_TRIPLES[0])
+        message = str(info.value)
+        assert message.startswith(str(path)) and "delete it and re-run" in message, message
+        with broken._conn:  # repaired for the next case: the verdict written again
+            broken._conn.execute("DELETE FROM triple_verdicts")
+        assert _grounder(kg, GroundingCache(path)).ground(*_TRIPLES[0]) == verdict
+
+
+def test_verdicts_an_earlier_version_kept_are_not_read(store_dir, tmp_path):
+    """Issue 31 moved the verdicts from a JSON blob under a SHA-256 key (table
+    ``verdicts``) to typed columns: a cache written before is read cold once, never
+    misread."""
+    import hashlib
+
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    kg = EmbeddedKG(store_dir)
+    grounder = _grounder(kg, cache)
+    ctx = grounding_context(grounder)
+    text = json.dumps([ctx, list(_TRIPLES[0]), [None, None]], ensure_ascii=False)
+    old_key = hashlib.sha256(text.encode("utf-8")).digest()
+    wrong = TripleGrounding("refuted", "an old verdict", "Q1", "P1", "Q2", 1, 1, 1, {})
+    cache.put(old_key, wrong.fields())  # as the earlier layout kept it
+    verdict = grounder.ground(*_TRIPLES[0])
+    assert verdict.reason != "an old verdict" and cache.misses >= 1
+    assert _grounder(kg, cache).ground(*_TRIPLES[0]) == verdict
 
 
 def test_a_grounder_without_a_cache_or_a_store_prefetches_nothing(kg, store_dir, tmp_path):
