@@ -54,6 +54,8 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,8 @@ _VERDICT_COLUMNS = (
     "specificity, evidence"
 )
 _STATUSES = frozenset({"verified", "refuted", "unknown"})
+#: Entries kept in memory before :meth:`GroundingCache.flush` writes them at once.
+FLUSH_EVERY = 512
 #: Decodes one JSON value, the end checked by the caller (``json.loads`` without its two
 #: whitespace scans: a warm run decodes ~3,600 evidence records).
 _DECODE = json.JSONDecoder().raw_decode
@@ -209,8 +213,11 @@ class GroundingCache:
         from creagraph.core.embeddings import _open_cache_tables, default_cache_dir
 
         self.path = Path(path) if path else default_cache_dir() / "grounding.sqlite"
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.hits = self.misses = 0
+        #: what put/put_verdict were given and flush() has not yet written (issue 31)
+        self._pending: dict[bytes, str] = {}
+        self._pending_verdicts: dict[tuple[int, bytes], tuple] = {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
@@ -225,6 +232,11 @@ class GroundingCache:
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._error(exc) from exc
+        # what is still pending when the process ends is written then
+        self._finalizer = weakref.finalize(
+            self, _write_pending, self._conn, self._lock, self._pending,
+            self._pending_verdicts, self.path,
+        )  # fmt: skip
 
     def _error(self, exc: Exception) -> Exception:
         """The error naming this file: a full disk or a lock says so, damage says delete."""
@@ -285,6 +297,15 @@ class GroundingCache:
             return found
         number = self.context_id(context)
         try:
+            if self._pending_verdicts:
+                with self._lock:
+                    rows = [
+                        (key, *self._pending_verdicts[(number, key)][2:])
+                        for key in wanted
+                        if (number, key) in self._pending_verdicts
+                    ]
+                for row in rows:
+                    found[row[0]] = _verdict_fields(row)
             for start in range(0, len(wanted), chunk):
                 part = wanted[start : start + chunk]
                 query = (
@@ -294,7 +315,7 @@ class GroundingCache:
                 with self._lock:
                     rows = self._conn.execute(query, (number, *part)).fetchall()
                 for row in rows:
-                    found[bytes(row[0])] = _verdict_fields(row)
+                    found.setdefault(bytes(row[0]), _verdict_fields(row))
         except (sqlite3.DatabaseError, ValueError, TypeError, IndexError) as exc:
             raise self._error(exc) from exc
         self.hits += len(found)
@@ -317,22 +338,35 @@ class GroundingCache:
             fields["specificity"],
             _ENCODER.encode(fields["evidence"]),
         )
+        with self._lock:
+            self._pending_verdicts[(number, key)] = row
+            if len(self._pending_verdicts) + len(self._pending) >= FLUSH_EVERY:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write what :meth:`put` and :meth:`put_verdict` were given since the last flush,
+        in one transaction (issue 31: a cold run kept ~6,500 entries, one commit each).
+
+        Called every :data:`FLUSH_EVERY` entries, by
+        :meth:`~creagraph.scoring.grounding.Grounder.prefetch` before each answer, by
+        :meth:`close` and when the process ends; until then the entries are read from
+        memory. A process killed in between loses only those entries (computed again by
+        the next run), never what was written."""
         try:
-            with self._lock, self._conn:
-                self._conn.execute(
-                    f"INSERT OR REPLACE INTO triple_verdicts (context, triple, {_VERDICT_COLUMNS})"
-                    f" VALUES ({','.join('?' * len(row))})",
-                    row,
-                )
-        except sqlite3.DatabaseError as exc:
+            _write_pending(self._conn, self._lock, self._pending, self._pending_verdicts)
+        except sqlite3.DatabaseError as exc:  # "database or disk is full" is not damage
             raise self._error(exc) from exc
 
     def get(self, key: bytes) -> Any:
         """What :meth:`put` stored under ``key``, or ``None``."""
         try:
             with self._lock:
-                query = "SELECT verdict FROM verdicts WHERE key = ?"
-                row = self._conn.execute(query, (key,)).fetchone()
+                pending = self._pending.get(key)
+                if pending is not None:
+                    row: Any = (pending,)
+                else:
+                    query = "SELECT verdict FROM verdicts WHERE key = ?"
+                    row = self._conn.execute(query, (key,)).fetchone()
             if row is None:
                 self.misses += 1
                 return None
@@ -350,6 +384,11 @@ class GroundingCache:
         wanted = list(dict.fromkeys(keys))
         found: dict[bytes, Any] = {}
         try:
+            if self._pending:
+                with self._lock:
+                    texts = [(k, self._pending[k]) for k in wanted if k in self._pending]
+                for key, text in texts:
+                    found[key] = json.loads(text)
             for start in range(0, len(wanted), chunk):
                 part = wanted[start : start + chunk]
                 marks = ",".join("?" * len(part))
@@ -357,7 +396,8 @@ class GroundingCache:
                 with self._lock:
                     rows = self._conn.execute(query, part).fetchall()
                 for key, text in rows:
-                    found[bytes(key)] = json.loads(text)
+                    if bytes(key) not in found:
+                        found[bytes(key)] = json.loads(text)
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise self._error(exc) from exc
         self.hits += len(found)
@@ -367,16 +407,53 @@ class GroundingCache:
     def put(self, key: bytes, fields: Mapping[str, Any] | list) -> None:
         """Store a verdict's fields (or a mention's links, as a list) under ``key``."""
         text = _ENCODER.encode(fields)
-        try:
-            with self._lock, self._conn:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", (key, text)
-                )
-        except sqlite3.DatabaseError as exc:  # "database or disk is full" is not damage
-            raise self._error(exc) from exc
+        with self._lock:
+            self._pending[key] = text
+            if len(self._pending_verdicts) + len(self._pending) >= FLUSH_EVERY:
+                self.flush()
 
     def close(self) -> None:
-        self._conn.close()
+        """Write what is pending (:meth:`flush`) and close the file."""
+        try:
+            self.flush()
+        finally:
+            self._finalizer.detach()
+            self._conn.close()
+
+
+def _write_pending(
+    conn: sqlite3.Connection,
+    lock: Any,
+    pending: dict[bytes, str],
+    verdicts: dict[tuple[int, bytes], tuple],
+    path: Path | None = None,
+) -> None:
+    """Write the pending entries of a :class:`GroundingCache` in one transaction and
+    forget them. With ``path`` (at the end of the process) a failure is a warning naming
+    the file: the entries are lost, nothing written is."""
+    with lock:
+        if not pending and not verdicts:
+            return
+        try:
+            with conn:
+                if pending:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)",
+                        list(pending.items()),
+                    )
+                if verdicts:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO triple_verdicts (context, triple, "
+                        f"{_VERDICT_COLUMNS}) VALUES ({','.join('?' * 11)})",
+                        list(verdicts.values()),
+                    )
+        except sqlite3.Error as exc:
+            if path is None:
+                raise
+            warnings.warn(f"{path}: grounding verdicts not kept ({exc})", stacklevel=1)
+        finally:
+            pending.clear()
+            verdicts.clear()
 
 
 def _verdict_fields(row: tuple) -> dict[str, Any]:

@@ -275,6 +275,9 @@ class Grounder:
         before :meth:`ground` asks for them one by one (issue 31: a warm run made one
         ``SELECT`` per triple).
 
+        Writes what the cache holds pending first (:meth:`GroundingCache.flush`): a run
+        prefetches once per answer, so each answer's verdicts are written together.
+
         ``triples`` in the order :meth:`ground` will meet them, so that the first spelling
         of a normalised triple names its cache entry, as it does without this. Malformed
         triples (not three non-empty texts) are skipped. What :meth:`ground` returns is
@@ -288,6 +291,7 @@ class Grounder:
         context_key = self._context_key()
         if self.cache is None or not context_key:
             return 0
+        self.cache.flush()  # a new answer: what the last one computed is written now
         ctx = context or {}
         wanted: dict[tuple, bytes] = {}
         for t in triples:

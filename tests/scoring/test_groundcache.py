@@ -128,6 +128,7 @@ def test_a_full_disk_is_said_as_such_naming_the_file_not_as_damage(tmp_path):
     with pytest.raises(InputError) as info:
         for i in range(200):
             cache.put(GroundingCache.key("c", ("x" * 200, str(i)), ()), {"v": "y" * 500})
+        cache.flush()  # written at the latest here
     message = str(info.value)
     assert message.startswith(str(tmp_path / "grounding.sqlite")), message
     assert "grounding cache cannot be used" in message and "full" in message, message
@@ -151,6 +152,7 @@ def test_a_batched_read_returns_what_single_reads_return(store_dir, tmp_path):
     kg = EmbeddedKG(store_dir)
     context = {"douglas adams": "Q42"}
     cold = [_grounder(kg, cache).ground(*t, context=context) for t in _TRIPLES if all(t)]
+    cache.flush()
     ctx = grounding_context(_grounder(kg, cache))
     assert ctx is not None
     keys = [bytes(k) for (k,) in cache._conn.execute("SELECT triple FROM triple_verdicts")]
@@ -182,6 +184,7 @@ def test_a_batched_read_returns_what_single_reads_return(store_dir, tmp_path):
     assert cache.misses == misses + 3
     assert [other.ground(*t, context=context) for t in _TRIPLES if all(t)] == cold
     assert cache.misses == misses + 3  # the misses prefetch counted are not asked again
+    cache.flush()
     rows = cache._conn.execute("SELECT COUNT(*), COUNT(DISTINCT context) FROM triple_verdicts")
     assert rows.fetchone() == (7, 2)  # kept under the prefetched keys, once each
 
@@ -218,6 +221,7 @@ def test_a_damaged_verdict_row_is_a_clear_error_naming_the_file(store_dir, tmp_p
     cache = GroundingCache(path)
     kg = EmbeddedKG(store_dir)
     verdict = _grounder(kg, cache).ground(*_TRIPLES[0])
+    cache.flush()
     for column, value in (
         ("evidence", '{"backend": '),  # not JSON
         ("evidence", '{"a": 1} {"b": 2}'),  # more than one value
@@ -237,7 +241,9 @@ def test_a_damaged_verdict_row_is_a_clear_error_naming_the_file(store_dir, tmp_p
         assert message.startswith(str(path)) and "delete it and re-run" in message, message
         with broken._conn:  # repaired for the next case: the verdict written again
             broken._conn.execute("DELETE FROM triple_verdicts")
-        assert _grounder(kg, GroundingCache(path)).ground(*_TRIPLES[0]) == verdict
+        again = GroundingCache(path)
+        assert _grounder(kg, again).ground(*_TRIPLES[0]) == verdict
+        again.flush()
 
 
 def test_verdicts_an_earlier_version_kept_are_not_read(store_dir, tmp_path):
@@ -283,3 +289,75 @@ def test_the_keys_stay_those_of_earlier_runs():
         text = json.dumps(["ctx", list(triple), list(ids)], ensure_ascii=False)
         expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         assert GroundingCache.key("ctx", triple, ids) == expected
+
+
+def _rows_on_disk(path: Path) -> tuple[int, int]:
+    """(verdicts, links) as another connection reads them from the file."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute("SELECT COUNT(*) FROM triple_verdicts").fetchone()[0],
+            conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0],
+        )
+    finally:
+        conn.close()
+
+
+def test_kept_entries_are_written_together_and_read_before(store_dir, tmp_path):
+    """Issue 31: verdicts and links are written in one transaction per flush (a cold run
+    made one commit per entry); until then this cache reads them from memory; a flush
+    every FLUSH_EVERY entries, at close and at the end of the process."""
+    from creagraph.scoring import groundcache
+
+    path = tmp_path / "grounding.sqlite"
+    cache = GroundingCache(path)
+    kg = EmbeddedKG(store_dir)
+    verdict = _grounder(kg, cache).ground(*_TRIPLES[0])
+    assert _rows_on_disk(path) == (0, 0)  # pending
+    before = cache.hits
+    assert _grounder(kg, cache).ground(*_TRIPLES[0]) == verdict  # read from memory
+    assert cache.hits == before + 1
+    link_key = GroundingCache.key("c", ("a mention",), ())
+    cache.put(link_key, [{"qid": "Q1"}])
+    assert cache.get(link_key) == [{"qid": "Q1"}] == cache.get_many([link_key])[link_key]
+    cache.flush()
+    assert _rows_on_disk(path) == (1, 3)  # the verdict, both ends' links, the put one
+    assert _grounder(kg, GroundingCache(path)).ground(*_TRIPLES[0]) == verdict
+    cache.put(GroundingCache.key("c", ("another",), ()), [])
+    cache.close()  # writes what is pending
+    assert _rows_on_disk(path) == (1, 4)
+    many = GroundingCache(tmp_path / "many.sqlite")
+    for i in range(groundcache.FLUSH_EVERY):
+        many.put(GroundingCache.key("c", (str(i),), ()), [])
+    assert _rows_on_disk(tmp_path / "many.sqlite") == (0, groundcache.FLUSH_EVERY)
+
+
+def test_what_is_pending_is_written_when_the_process_ends(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "grounding.sqlite"
+    code = (
+        "import sys; from creagraph.scoring.groundcache import GroundingCache as G\n"
+        "c = G(sys.argv[1]); c.put(G.key('c', ('m',), ()), [1])\n"
+        "c.put_verdict('ctx', G.triple_key(('a', 'b', 'c'), (None, None)), {'status': "
+        "'unknown', 'reason': 'r', 'subject': None, 'property': None, 'object': None, "
+        "'class_size_subjects': None, 'class_size_objects': None, 'specificity': None, "
+        "'evidence': {'backend': 'kg'}})\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)  # no close()
+    assert _rows_on_disk(path) == (1, 1)
+    cache = GroundingCache(path)
+    key = GroundingCache.triple_key(("a", "b", "c"), (None, None))
+    assert cache.get_verdicts("ctx", [key])[key]["evidence"] == {"backend": "kg"}
+
+
+def test_a_scorer_writes_each_answers_verdicts_after_it(store_dir, rows, tmp_path, monkeypatch):
+    monkeypatch.setenv("CREAGRAPH_CACHE_DIR", str(tmp_path))
+    scorer = build_scorer(ScorerConfig(judge="kg", store=str(store_dir)))
+    scorer.score(rows[0])
+    verdicts, links = _rows_on_disk(tmp_path / "grounding.sqlite")
+    assert verdicts > 5 and links > 5
+    assert verdicts == scorer.judge.grounder.cache.misses - links
