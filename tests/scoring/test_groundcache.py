@@ -361,3 +361,19 @@ def test_a_scorer_writes_each_answers_verdicts_after_it(store_dir, rows, tmp_pat
     verdicts, links = _rows_on_disk(tmp_path / "grounding.sqlite")
     assert verdicts > 5 and links > 5
     assert verdicts == scorer.judge.grounder.cache.misses - links
+
+
+def test_verdicts_of_one_evidence_text_are_read_equal_and_apart(tmp_path):
+    """Each evidence text is decoded once per cache (issue 31); every verdict read still
+    gets its own evidence dict."""
+    cache = GroundingCache(tmp_path / "grounding.sqlite")
+    fields = TripleGrounding("unknown", "head and tail not linked", evidence={
+        "backend": "kg:embedded", "relation_candidates": ["P19:forward"]}).fields()  # fmt: skip
+    keys = [GroundingCache.triple_key(("a", "b", str(i)), (None, None)) for i in range(3)]
+    for key in keys:
+        cache.put_verdict("ctx", key, fields)
+    cache.flush()
+    found = GroundingCache(tmp_path / "grounding.sqlite").get_verdicts("ctx", keys)
+    assert [found[k] for k in keys] == [fields] * 3
+    found[keys[0]]["evidence"]["backend"] = "changed"
+    assert found[keys[1]]["evidence"]["backend"] == "kg:embedded"
