@@ -273,13 +273,15 @@ class GroundingCache:
         added there when new."""
         number = self._contexts.get(context)
         if number is None:
+            find = "SELECT id FROM contexts WHERE digest = ?"
             try:
-                with self._lock, self._conn:
-                    add = "INSERT OR IGNORE INTO contexts (digest) VALUES (?)"
-                    self._conn.execute(add, (context,))
-                    row = self._conn.execute(
-                        "SELECT id FROM contexts WHERE digest = ?", (context,)
-                    ).fetchone()
+                with self._lock:
+                    row = self._conn.execute(find, (context,)).fetchone()
+                    if row is None:  # a new context (a warm run writes nothing here)
+                        with self._conn:
+                            add = "INSERT OR IGNORE INTO contexts (digest) VALUES (?)"
+                            self._conn.execute(add, (context,))
+                            row = self._conn.execute(find, (context,)).fetchone()
             except sqlite3.DatabaseError as exc:
                 raise self._error(exc) from exc
             if row is None or type(row[0]) is not int:
