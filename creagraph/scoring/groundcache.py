@@ -28,8 +28,9 @@ triple's key is its text as given and the query entities its ends are tied to
 (:meth:`GroundingCache.triple_key`). Verdicts kept by earlier versions (a JSON blob per
 SHA-256 key in the table ``verdicts``) are not read: such a cache is read cold once.
 
-The entity linker's links are kept the same way (the grounder shares its cache with its
-entity linker), under the graph's identity, the linker's settings and the mention's text:
+The entity linker's links are kept too, in the table ``verdicts`` (a JSON value under the
+SHA-256 of its context and the mention; the grounder shares its cache with its entity
+linker), under the graph's identity, the linker's settings and the mention's text:
 the scorer's validity rule links each query's own entities too, and a name without an
 exact match would otherwise load the fuzzy-search tables on every warm run.
 
@@ -45,6 +46,10 @@ The verdict a cold run computed is what a warm run reads: the records are identi
 normalised form, so spellings that normalise alike share the links of the first one met;
 a cached verdict carries that of the run that computed it.
 ``CREAGRAPH_GROUNDING_CACHE=0`` turns the cache off.
+
+What a run computes is written in one transaction per answer (:meth:`GroundingCache.flush`,
+called by the scorer after each answer, every :data:`FLUSH_EVERY` entries, at ``close`` and
+when the process ends), not one commit per entry; until then the cache reads it from memory.
 """
 
 from __future__ import annotations
