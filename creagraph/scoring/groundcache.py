@@ -8,7 +8,9 @@ in an SQLite file beside the embedding cache (``grounding.sqlite`` in
 :func:`~creagraph.core.embeddings.default_cache_dir`), so a warm kg-judged run reads its
 verdicts the way the stored judge reads its vectors.
 
-A verdict is cached under the SHA-256 of
+A verdict is kept in the typed columns of one row of the table ``triple_verdicts`` (its
+evidence as JSON), under its context and its triple (issue 31: a warm run decodes only the
+evidence, and the key is the triple's text, not a hash). The context is the SHA-256 of
 
 - :data:`GROUNDING_VERSION` (bumped whenever grounding or linking logic changes),
 - the graph's identity: the SHA-256 of its store's ``meta.json`` (which records every
@@ -20,10 +22,15 @@ A verdict is cached under the SHA-256 of
   property-name table is made from besides the graph) and the embedder's name (model and
   precision), and the catalogues grounding reads (relation phrases, inverse, symmetric,
   complete and containment properties),
-- the triple's text as given and the query entities its ends are tied to.
 
-The entity linker's links are kept the same way (the grounder shares its cache with its
-entity linker), under the graph's identity, the linker's settings and the mention's text:
+kept once in the table ``contexts`` (a row's ``context`` is its number there); the
+triple's key is its text as given and the query entities its ends are tied to
+(:meth:`GroundingCache.triple_key`). Verdicts kept by earlier versions (a JSON blob per
+SHA-256 key in the table ``verdicts``) are not read: such a cache is read cold once.
+
+The entity linker's links are kept too, in the table ``verdicts`` (a JSON value under the
+SHA-256 of its context and the mention; the grounder shares its cache with its entity
+linker), under the graph's identity, the linker's settings and the mention's text:
 the scorer's validity rule links each query's own entities too, and a name without an
 exact match would otherwise load the fuzzy-search tables on every warm run.
 
@@ -39,6 +46,10 @@ The verdict a cold run computed is what a warm run reads: the records are identi
 normalised form, so spellings that normalise alike share the links of the first one met;
 a cached verdict carries that of the run that computed it.
 ``CREAGRAPH_GROUNDING_CACHE=0`` turns the cache off.
+
+What a run computes is written in one transaction per answer (:meth:`GroundingCache.flush`,
+called by the scorer after each answer, every :data:`FLUSH_EVERY` entries, at ``close`` and
+when the process ends), not one commit per entry; until then the cache reads it from memory.
 """
 
 from __future__ import annotations
@@ -48,6 +59,8 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,6 +83,26 @@ __all__ = [
 GROUNDING_VERSION = 4
 
 _TABLE = "CREATE TABLE IF NOT EXISTS verdicts (key BLOB PRIMARY KEY, verdict TEXT NOT NULL)"
+#: The triple verdicts' tables (issue 31): each context once, each verdict in typed columns.
+_VERDICT_TABLES = (
+    "CREATE TABLE IF NOT EXISTS contexts (id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE IF NOT EXISTS triple_verdicts (context INTEGER NOT NULL, triple BLOB NOT NULL,"
+    " status TEXT NOT NULL, reason TEXT NOT NULL, subject TEXT, property TEXT, object TEXT,"
+    " class_size_subjects INTEGER, class_size_objects INTEGER, specificity INTEGER,"
+    " evidence TEXT NOT NULL, PRIMARY KEY (context, triple)) WITHOUT ROWID",
+)
+_VERDICT_COLUMNS = (
+    "status, reason, subject, property, object, class_size_subjects, class_size_objects, "
+    "specificity, evidence"
+)
+_STATUSES = frozenset({"verified", "refuted", "unknown"})
+#: Evidence texts a cache keeps decoded (:func:`_verdict_fields`) before it starts over.
+_DECODED_TEXTS = 20_000
+#: Entries kept in memory before :meth:`GroundingCache.flush` writes them at once.
+FLUSH_EVERY = 512
+#: Decodes one JSON value, the end checked by the caller (``json.loads`` without its two
+#: whitespace scans: a warm run decodes ~3,600 evidence records).
+_DECODE = json.JSONDecoder().raw_decode
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call (which
 #: ``json.dumps`` does for any non-default option: a third of a warm run's key cost).
@@ -187,18 +220,31 @@ class GroundingCache:
         from creagraph.core.embeddings import _open_cache_tables, default_cache_dir
 
         self.path = Path(path) if path else default_cache_dir() / "grounding.sqlite"
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.hits = self.misses = 0
+        #: what put/put_verdict were given and flush() has not yet written (issue 31)
+        self._pending: dict[bytes, str] = {}
+        self._pending_verdicts: dict[tuple[int, bytes], tuple] = {}
+        self._evidence: dict[str, Any] = {}  # evidence text -> its decoded value
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=120)
         except (OSError, sqlite3.Error) as exc:
             raise self._error(exc) from exc
+        self._contexts: dict[str, int] = {}
         try:
             _open_cache_tables(self._conn, table=_TABLE)
+            with self._conn:
+                for table in _VERDICT_TABLES:
+                    self._conn.execute(table)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._error(exc) from exc
+        # what is still pending when the process ends is written then
+        self._finalizer = weakref.finalize(
+            self, _write_pending, self._conn, self._lock, self._pending,
+            self._pending_verdicts, self.path,
+        )  # fmt: skip
 
     def _error(self, exc: Exception) -> Exception:
         """The error naming this file: a full disk or a lock says so, damage says delete."""
@@ -214,12 +260,123 @@ class GroundingCache:
         text = _ENCODER.encode([context, list(triple), list(ids)])
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
+    @staticmethod
+    def triple_key(triple: tuple[str, str, str], ids: tuple[str | None, ...]) -> bytes:
+        """The key of one triple's verdict within its context: the three texts as given,
+        each after its length, and the query entities its ends are tied to (each after its
+        length, or nothing for ``None``), in UTF-8 (lone surrogates kept). Unambiguous: two
+        different ``(triple, ids)`` never share a key
+        (``tests/scoring/test_groundcache.py``)."""
+        head, relation, tail = triple
+        text = f"{len(head)}:{len(relation)}:{len(tail)}:{head}{relation}{tail}" + "".join(
+            "/" if i is None else f"/{len(i)}:{i}" for i in ids
+        )
+        return text.encode("utf-8", "surrogatepass")
+
+    def context_id(self, context: str) -> int:
+        """The number of ``context`` (:func:`grounding_context`) in the table ``contexts``,
+        added there when new."""
+        number = self._contexts.get(context)
+        if number is None:
+            find = "SELECT id FROM contexts WHERE digest = ?"
+            try:
+                with self._lock:
+                    row = self._conn.execute(find, (context,)).fetchone()
+                    if row is None:  # a new context (a warm run writes nothing here)
+                        with self._conn:
+                            add = "INSERT OR IGNORE INTO contexts (digest) VALUES (?)"
+                            self._conn.execute(add, (context,))
+                            row = self._conn.execute(find, (context,)).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise self._error(exc) from exc
+            if row is None or type(row[0]) is not int:
+                raise self._error(ValueError(f"no number for context {context}"))
+            number = self._contexts[context] = row[0]
+        return number
+
+    def get_verdicts(
+        self, context: str, keys: Iterable[bytes], *, chunk: int = 500
+    ) -> dict[bytes, dict[str, Any]]:
+        """The fields (:meth:`~creagraph.scoring.grounding.TripleGrounding.fields`) of the
+        verdicts kept under ``context`` for those of ``keys`` (:meth:`triple_key`) found,
+        read in one query per ``chunk`` keys; a key absent counts as a miss, one found as a
+        hit. A row that is not a verdict is reported as a damaged cache naming the file."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[bytes, dict[str, Any]] = {}
+        if not wanted:
+            return found
+        number = self.context_id(context)
+        try:
+            if self._pending_verdicts:
+                with self._lock:
+                    rows = [
+                        (key, *self._pending_verdicts[(number, key)][2:])
+                        for key in wanted
+                        if (number, key) in self._pending_verdicts
+                    ]
+                for row in rows:
+                    found[row[0]] = _verdict_fields(row, self._evidence)
+            for start in range(0, len(wanted), chunk):
+                part = wanted[start : start + chunk]
+                query = (
+                    f"SELECT triple, {_VERDICT_COLUMNS} FROM triple_verdicts WHERE context = ?"
+                    f" AND triple IN ({','.join('?' * len(part))})"
+                )
+                with self._lock:
+                    rows = self._conn.execute(query, (number, *part)).fetchall()
+                for row in rows:
+                    found.setdefault(bytes(row[0]), _verdict_fields(row, self._evidence))
+        except (sqlite3.DatabaseError, ValueError, TypeError, IndexError) as exc:
+            raise self._error(exc) from exc
+        self.hits += len(found)
+        self.misses += len(wanted) - len(found)
+        return found
+
+    def put_verdict(self, context: str, key: bytes, fields: Mapping[str, Any]) -> None:
+        """Keep a verdict's fields under ``context`` and ``key`` (:meth:`triple_key`)."""
+        number = self.context_id(context)
+        row = (
+            number,
+            key,
+            fields["status"],
+            fields["reason"],
+            fields["subject"],
+            fields["property"],
+            fields["object"],
+            fields["class_size_subjects"],
+            fields["class_size_objects"],
+            fields["specificity"],
+            _ENCODER.encode(fields["evidence"]),
+        )
+        with self._lock:
+            self._pending_verdicts[(number, key)] = row
+            if len(self._pending_verdicts) + len(self._pending) >= FLUSH_EVERY:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write what :meth:`put` and :meth:`put_verdict` were given since the last flush,
+        in one transaction (issue 31: a cold run kept ~6,500 entries, one commit each).
+
+        Called every :data:`FLUSH_EVERY` entries, by
+        :meth:`~creagraph.scoring.grounding.Grounder.prefetch` before each answer, by
+        :meth:`close` and when the process ends; until then the entries are read from
+        memory. A process killed in between loses only those entries (computed again by
+        the next run), never what was written."""
+        try:
+            _write_pending(self._conn, self._lock, self._pending, self._pending_verdicts)
+        except sqlite3.DatabaseError as exc:  # "database or disk is full" is not damage
+            raise self._error(exc) from exc
+
     def get(self, key: bytes) -> Any:
         """What :meth:`put` stored under ``key``, or ``None``."""
         try:
             with self._lock:
-                query = "SELECT verdict FROM verdicts WHERE key = ?"
-                row = self._conn.execute(query, (key,)).fetchone()
+                pending = self._pending.get(key)
+                if pending is not None:
+                    row: Any = (pending,)
+                else:
+                    query = "SELECT verdict FROM verdicts WHERE key = ?"
+                    row = self._conn.execute(query, (key,)).fetchone()
             if row is None:
                 self.misses += 1
                 return None
@@ -237,6 +394,11 @@ class GroundingCache:
         wanted = list(dict.fromkeys(keys))
         found: dict[bytes, Any] = {}
         try:
+            if self._pending:
+                with self._lock:
+                    texts = [(k, self._pending[k]) for k in wanted if k in self._pending]
+                for key, text in texts:
+                    found[key] = json.loads(text)
             for start in range(0, len(wanted), chunk):
                 part = wanted[start : start + chunk]
                 marks = ",".join("?" * len(part))
@@ -244,7 +406,8 @@ class GroundingCache:
                 with self._lock:
                     rows = self._conn.execute(query, part).fetchall()
                 for key, text in rows:
-                    found[bytes(key)] = json.loads(text)
+                    if bytes(key) not in found:
+                        found[bytes(key)] = json.loads(text)
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise self._error(exc) from exc
         self.hits += len(found)
@@ -254,16 +417,92 @@ class GroundingCache:
     def put(self, key: bytes, fields: Mapping[str, Any] | list) -> None:
         """Store a verdict's fields (or a mention's links, as a list) under ``key``."""
         text = _ENCODER.encode(fields)
-        try:
-            with self._lock, self._conn:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)", (key, text)
-                )
-        except sqlite3.DatabaseError as exc:  # "database or disk is full" is not damage
-            raise self._error(exc) from exc
+        with self._lock:
+            self._pending[key] = text
+            if len(self._pending_verdicts) + len(self._pending) >= FLUSH_EVERY:
+                self.flush()
 
     def close(self) -> None:
-        self._conn.close()
+        """Write what is pending (:meth:`flush`) and close the file."""
+        try:
+            self.flush()
+        finally:
+            self._finalizer.detach()
+            self._conn.close()
+
+
+def _write_pending(
+    conn: sqlite3.Connection,
+    lock: Any,
+    pending: dict[bytes, str],
+    verdicts: dict[tuple[int, bytes], tuple],
+    path: Path | None = None,
+) -> None:
+    """Write the pending entries of a :class:`GroundingCache` in one transaction and
+    forget them. With ``path`` (at the end of the process) a failure is a warning naming
+    the file: the entries are lost, nothing written is."""
+    with lock:
+        if not pending and not verdicts:
+            return
+        try:
+            with conn:
+                if pending:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO verdicts (key, verdict) VALUES (?, ?)",
+                        list(pending.items()),
+                    )
+                if verdicts:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO triple_verdicts (context, triple, "
+                        f"{_VERDICT_COLUMNS}) VALUES ({','.join('?' * 11)})",
+                        list(verdicts.values()),
+                    )
+        except sqlite3.Error as exc:
+            if path is None:
+                raise
+            warnings.warn(f"{path}: grounding verdicts not kept ({exc})", stacklevel=1)
+        finally:
+            pending.clear()
+            verdicts.clear()
+
+
+def _verdict_fields(row: tuple, decoded: dict[str, Any]) -> dict[str, Any]:
+    """A ``triple_verdicts`` row (its key first) as a verdict's fields; ``ValueError`` for
+    a row no verdict was written as.
+
+    ``decoded`` maps evidence texts met before to their values: a warm run reads ~3,600
+    verdicts whose evidence is one of ~2,000 texts ("nothing linked" alone ~330 times),
+    so each text is decoded once; each verdict gets its own evidence dict, its nested
+    values (lists of candidates, links) shared with the verdicts of the same text."""
+    _, status, reason, subject, prop, obj, size_s, size_o, spec, text = row
+    known = decoded.get(text)
+    if known is None:
+        known, end = _DECODE(text)
+        if end != len(text):
+            raise ValueError(f"not one JSON value: {text[:80]!r}")
+        if len(decoded) >= _DECODED_TEXTS:
+            decoded.clear()
+        decoded[text] = known
+    evidence = dict(known) if type(known) is dict else known
+    if (
+        status not in _STATUSES
+        or type(reason) is not str
+        or type(evidence) is not dict
+        or not all(v is None or type(v) is str for v in (subject, prop, obj))
+        or not all(v is None or type(v) is int for v in (size_s, size_o, spec))
+    ):
+        raise ValueError(f"not a triple verdict: {row[1:9]}")
+    return {
+        "status": status,
+        "reason": reason,
+        "subject": subject,
+        "property": prop,
+        "object": obj,
+        "class_size_subjects": size_s,
+        "class_size_objects": size_o,
+        "specificity": spec,
+        "evidence": evidence,
+    }
 
 
 def default_grounding_cache(

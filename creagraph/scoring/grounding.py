@@ -237,7 +237,8 @@ class Grounder:
         self._held: dict[str, bool] = {}
         self.cache = cache
         self._cache_context: str | None = None  # computed on first use (needs the settings)
-        self._absent: set[bytes] = set()  # keys prefetch found missing from the cache
+        # run key -> cache key of the verdicts prefetch found missing from the cache
+        self._absent: dict[tuple, bytes] = {}
         if cache is not None and getattr(entities, "cache", False) is None:
             entities.cache = cache  # its links are kept too (see the groundcache module)
         if cache is not None and getattr(relations, "memo", False) is None:
@@ -257,7 +258,7 @@ class Grounder:
         ctx = context or {}
         key = self._run_key(head, relation, tail, ctx)
         if key not in self._cache:
-            self._cache[key] = self._kept(head, relation, tail, ctx, key[3:])
+            self._cache[key] = self._kept(head, relation, tail, ctx, key)
         return self._cache[key]
 
     @staticmethod
@@ -274,6 +275,9 @@ class Grounder:
         before :meth:`ground` asks for them one by one (issue 31: a warm run made one
         ``SELECT`` per triple).
 
+        Writes what the cache holds pending first (:meth:`GroundingCache.flush`): a run
+        prefetches once per answer, so each answer's verdicts are written together.
+
         ``triples`` in the order :meth:`ground` will meet them, so that the first spelling
         of a normalised triple names its cache entry, as it does without this. Malformed
         triples (not three non-empty texts) are skipped. What :meth:`ground` returns is
@@ -287,6 +291,7 @@ class Grounder:
         context_key = self._context_key()
         if self.cache is None or not context_key:
             return 0
+        self.cache.flush()  # a new answer: what the last one computed is written now
         ctx = context or {}
         wanted: dict[tuple, bytes] = {}
         for t in triples:
@@ -295,12 +300,12 @@ class Grounder:
             head, relation, tail = t
             key = self._run_key(head, relation, tail, ctx)
             if key not in self._cache and key not in wanted:
-                wanted[key] = self.cache.key(context_key, (head, relation, tail), key[3:])
-        found = self.cache.get_many(wanted.values())
+                wanted[key] = self.cache.triple_key((head, relation, tail), key[3:])
+        found = self.cache.get_verdicts(context_key, wanted.values())
         for key, cache_key in wanted.items():
             fields = found.get(cache_key)
             if fields is None:
-                self._absent.add(cache_key)  # ground() computes it without asking again
+                self._absent[key] = cache_key  # ground() computes it without asking again
             else:
                 self._cache[key] = TripleGrounding(**fields)
         return len(found)
@@ -317,22 +322,21 @@ class Grounder:
         return self._cache_context
 
     def _kept(
-        self, head: str, relation: str, tail: str, ctx: Mapping[str, str], ids: tuple[Any, ...]
+        self, head: str, relation: str, tail: str, ctx: Mapping[str, str], run_key: tuple
     ) -> TripleGrounding:
-        """The verdict from :attr:`cache` when it holds it, else grounded (and kept)."""
+        """The verdict from :attr:`cache` when it holds it, else grounded (and kept);
+        ``run_key`` is :meth:`_run_key`'s."""
         context_key = self._context_key()
         if self.cache is None or not context_key:  # no store: nothing identifies the graph
             return self._ground(head, relation, tail, ctx)
-        key = self.cache.key(context_key, (head, relation, tail), ids)
-        if key in self._absent:  # prefetch asked already (and counted the miss)
-            self._absent.discard(key)
-            fields = None
-        else:
-            fields = self.cache.get(key)
-        if fields is not None:
-            return TripleGrounding(**fields)
+        key = self._absent.pop(run_key, None)  # prefetch asked already (and counted the miss)
+        if key is None:
+            key = self.cache.triple_key((head, relation, tail), run_key[3:])
+            fields = self.cache.get_verdicts(context_key, (key,)).get(key)
+            if fields is not None:
+                return TripleGrounding(**fields)
         grounding = self._ground(head, relation, tail, ctx)
-        self.cache.put(key, grounding.fields())
+        self.cache.put_verdict(context_key, key, grounding.fields())
         return grounding
 
     # -- graph facts, cached --------------------------------------------------------

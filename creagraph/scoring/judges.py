@@ -89,6 +89,13 @@ class KgJudge:
         triples = (t for path in paths for t in path)
         self.grounder.prefetch(triples, context=self._query_context(row))
 
+    def flush(self) -> None:
+        """Write the verdicts and links kept since the last call to the grounding cache
+        (:meth:`~creagraph.scoring.groundcache.GroundingCache.flush`): the scorer calls
+        this after each answer."""
+        if self.grounder.cache is not None:
+            self.grounder.cache.flush()
+
     def judge(
         self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]
     ) -> list[TripleJudgment]:
@@ -549,6 +556,10 @@ class HybridJudge:
         prefetch = getattr(self.fallback, "prefetch", None)
         if prefetch is not None and asks:
             prefetch(row, asks)
+
+    def flush(self) -> None:
+        """:meth:`KgJudge.flush` of the graph judge."""
+        self.kg_judge.flush()
 
     def judge(
         self, row: AnswerRow, path_index: int, triples: Sequence[Sequence[str]]

@@ -380,6 +380,9 @@ class Scorer:
         if prefetch is not None:  # an LLM judge asks all the answer's paths at once
             prefetch(row, [path.triples for path in paths])
         path_records = [self._score_path(row, i, path, tally) for i, path in enumerate(paths)]
+        flush = getattr(self.judge, "flush", None)
+        if flush is not None:  # the answer's verdicts and links written together (issue 31)
+            flush()
         results = self._set_utilities(tally)
         query = self._query_record(row, parsed, path_records, tally, results, issues)
         if self.ceiling is not None:

@@ -66,7 +66,10 @@ def _linker(store: Path, cache: Path, model=None, **settings) -> RelationLinker:
 
 
 def _links(linker: RelationLinker) -> dict[str, list]:
-    return {p: linker.link(p) for p in PHRASES}
+    links = {p: linker.link(p) for p in PHRASES}
+    if isinstance(linker.memo, RelationLinkMemo):
+        linker.memo.cache.flush()  # written, as the scorer has them written after each answer
+    return links
 
 
 def test_a_warm_linker_reads_the_links_and_no_vector(small_store, tmp_path):
@@ -131,6 +134,7 @@ def test_a_damaged_kept_link_is_reported(small_store, tmp_path):
     key = memo.cache.key(memo._context_key(), ("spouse", "spouse"), ())
     for bad in (["P26"], [["P26", "sideways", "label", 1.0]], [["P26", "forward", "label", "1"]]):
         memo.cache.put(key, bad)
+        memo.cache.flush()
         fresh = _linker(small_store, tmp_path)
         with pytest.raises(InputError, match="grounding.sqlite"):
             fresh.link("spouse")
