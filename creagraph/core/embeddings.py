@@ -36,7 +36,6 @@ import re
 import sqlite3
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -45,6 +44,7 @@ import numpy as np
 
 from creagraph.core import settings
 from creagraph.core.extras import require
+from creagraph.core.sqlitecache import cache_error, open_cache_tables
 
 __all__ = [
     "Embedder",
@@ -328,7 +328,7 @@ class CachedEmbedder:
         self.cache_path = path
         self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
         try:
-            _open_cache_tables(self._conn)
+            open_cache_tables(self._conn, _VECTORS_TABLE)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise _damaged_cache(path, exc) from exc
@@ -453,45 +453,9 @@ class CachedEmbedder:
 _VECTORS_TABLE = "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)"
 
 
-def _open_cache_tables(
-    conn: sqlite3.Connection, attempts: int = 12, table: str = _VECTORS_TABLE
-) -> None:
-    """Switch the cache to WAL and create its table (``table``: the ``CREATE TABLE``
-    statement; the grounding-verdict cache, :mod:`creagraph.scoring.groundcache`, shares
-    this with its own table).
-
-    Processes that open a new cache at the same moment (distributed workers) can get
-    "database is locked" at once from the journal-mode switch: SQLite does not wait on its
-    busy handler there. Such a clash is retried with a growing pause (about 10 s in all)
-    before it is reported.
-    """
-    for attempt in range(attempts):
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a killed process never loses a committed batch nor leaves a
-            # torn one; a power loss may drop the last batches, never corrupt the file.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(table)
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == attempts - 1:
-                raise
-            time.sleep(min(0.02 * 2**attempt, 2.0))
-
-
-def _damaged_cache(
-    path: Path, exc: Exception, what: str = "embedding cache", holds: str = "vectors"
-) -> Exception:
-    """The one-line error for a cache file that cannot be used, naming it: a full disk,
-    a lock or a read-only file is said as such, not as damage."""
-    from creagraph.core.io import InputError
-
-    if isinstance(exc, OSError | sqlite3.OperationalError):  # locked, read-only, disk full
-        return InputError(f"{path}: the {what} cannot be used ({exc})")
-    return InputError(
-        f"{path}: not a usable {what} ({exc}); it only holds {holds} that can be "
-        "computed again: delete it and re-run"
-    )
+def _damaged_cache(path: Path, exc: Exception) -> Exception:
+    """The one-line error for an embedding cache file that cannot be used, naming it."""
+    return cache_error(path, exc, "embedding cache", "vectors that can be computed again")
 
 
 _DEFAULT: CachedEmbedder | None = None

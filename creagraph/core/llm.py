@@ -76,6 +76,7 @@ from urllib.parse import urlparse
 from creagraph.core import settings
 from creagraph.core.io import InputError
 from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
+from creagraph.core.sqlitecache import cache_error, open_cache_tables
 
 if TYPE_CHECKING:  # httpx is imported on the first request (the CLI starts without it)
     import httpx
@@ -439,16 +440,14 @@ class ReplyCache:
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)"
+            # workers opening a new cache at once retry a lock (it is not damage)
+            open_cache_tables(
+                self._db,
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL)",
             )
-            self._db.commit()
         except sqlite3.DatabaseError as exc:
-            raise InputError(
-                f"{self.path}: the LLM reply cache is damaged or not a database ({exc}); "
-                "delete it"
-            ) from exc
+            raise cache_error(self.path, exc, "LLM reply cache",
+                              "replies that can be asked again") from exc
 
     @staticmethod
     def key(base_url: str, model: str, body: Mapping[str, Any], sample: int) -> str:

@@ -39,6 +39,7 @@ from creagraph.core import settings
 from creagraph.core.embeddings import default_cache_dir
 from creagraph.core.io import InputError
 from creagraph.core.retry import RETRY_STATUS, Retry, retry_after_seconds, with_retries
+from creagraph.core.sqlitecache import cache_error, open_cache_tables
 
 __all__ = [
     "SparqlClient",
@@ -116,23 +117,19 @@ class _ResponseCache:
         except (OSError, sqlite3.Error) as exc:
             raise self._damaged(exc) from exc
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
             # v2: the v1 table (key, body) had no age nor dataset; its rows are never read.
-            self._conn.execute(
+            open_cache_tables(
+                self._conn,
                 "CREATE TABLE IF NOT EXISTS responses_v2 (key BLOB PRIMARY KEY, "
-                "body TEXT NOT NULL, stored REAL NOT NULL, dataset TEXT)"
+                "body TEXT NOT NULL, stored REAL NOT NULL, dataset TEXT)",
             )
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._damaged(exc) from exc
 
     def _damaged(self, exc: Exception) -> InputError:
-        if isinstance(exc, OSError | sqlite3.OperationalError):  # locked, read-only, full
-            return InputError(f"{self.path}: the SPARQL response cache cannot be used ({exc})")
-        return InputError(
-            f"{self.path}: not a usable SPARQL response cache ({exc}); it only holds answers "
-            "that can be fetched again: delete it and re-run"
-        )
+        return cache_error(self.path, exc, "SPARQL response cache",
+                           "answers that can be fetched again")
 
     def get(self, key: bytes) -> tuple[Any, float, str | None] | None:
         """``(response, stored at (epoch seconds), dataset identity or None)``."""

@@ -67,6 +67,7 @@ from typing import Any
 
 from creagraph.core import settings
 from creagraph.core.relations import RelationLink
+from creagraph.core.sqlitecache import cache_error, open_cache_tables
 
 __all__ = [
     "GROUNDING_VERSION",
@@ -217,7 +218,7 @@ class GroundingCache:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
-        from creagraph.core.embeddings import _open_cache_tables, default_cache_dir
+        from creagraph.core.embeddings import default_cache_dir
 
         self.path = Path(path) if path else default_cache_dir() / "grounding.sqlite"
         self._lock = threading.RLock()
@@ -233,10 +234,7 @@ class GroundingCache:
             raise self._error(exc) from exc
         self._contexts: dict[str, int] = {}
         try:
-            _open_cache_tables(self._conn, table=_TABLE)
-            with self._conn:
-                for table in _VERDICT_TABLES:
-                    self._conn.execute(table)
+            open_cache_tables(self._conn, _TABLE, *_VERDICT_TABLES)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise self._error(exc) from exc
@@ -248,9 +246,8 @@ class GroundingCache:
 
     def _error(self, exc: Exception) -> Exception:
         """The error naming this file: a full disk or a lock says so, damage says delete."""
-        from creagraph.core.embeddings import _damaged_cache
-
-        return _damaged_cache(self.path, exc, "grounding cache", "verdicts")
+        return cache_error(self.path, exc, "grounding cache",
+                           "verdicts that can be computed again")
 
     @staticmethod
     def key(context: str, triple: tuple[str, ...], ids: tuple[Any, ...]) -> bytes:
